@@ -1,0 +1,1 @@
+"""boundary: a live sandbox boundary test harness for coding-agent runners."""

@@ -1,0 +1,1 @@
+"""Agents under test: how to configure, launch and script each one."""

@@ -1,0 +1,56 @@
+// boundary reference runner plugin for opencode.
+// 1. Removes every tool whose name matches a forbidden pattern (opencode's own
+//    server tools run unconfined; a deny rule cannot catch all of them).
+// 2. Refuses a file tool whose path argument, after resolving symlinks,
+//    leaves the job's roots (the file tools run in the unconfined server, so
+//    the OS sandbox around the shell does not apply to them).
+import fs from "node:fs"
+import path from "node:path"
+
+const PATH_ARGS = ["filePath", "path"]
+
+function realpathLoose(candidate) {
+  // realpath of the longest existing prefix, then the rest appended.
+  let head = path.resolve(candidate)
+  const tail = []
+  for (;;) {
+    try {
+      return path.join(fs.realpathSync(head), ...tail.reverse())
+    } catch {
+      const parent = path.dirname(head)
+      if (parent === head) return path.resolve(candidate)
+      tail.push(path.basename(head))
+      head = parent
+    }
+  }
+}
+
+function globBase(pattern) {
+  const parts = pattern.split("/")
+  const cut = parts.findIndex((part) => /[*?[{]/.test(part))
+  return (cut === -1 ? parts : parts.slice(0, cut)).join("/") || "/"
+}
+
+export const BoundaryGuard = async ({ directory }, options = {}) => {
+  const roots = (options.roots ?? []).map(realpathLoose)
+  const forbidden = (options.forbiddenTools ?? []).map((glob) => new RegExp("^" + glob.replaceAll("*", ".*") + "$"))
+  const inside = (p) => roots.some((root) => p === root || p.startsWith(root + path.sep))
+  return {
+    config: async (config) => {
+      config.tools = { ...(config.tools ?? {}) }
+      for (const glob of options.forbiddenTools ?? []) config.tools[glob] = false
+    },
+    "tool.execute.before": async ({ tool }, output) => {
+      if (forbidden.some((re) => re.test(tool))) throw new Error(`boundary guard: tool ${tool} is not allowed`)
+      const args = output.args ?? {}
+      const candidates = PATH_ARGS.filter((key) => typeof args[key] === "string").map((key) => args[key])
+      if (typeof args.pattern === "string" && args.pattern.startsWith("/") && tool === "glob") candidates.push(globBase(args.pattern))
+      for (const value of candidates) {
+        const resolved = realpathLoose(path.resolve(directory, value))
+        if (!inside(resolved)) {
+          throw new Error(`boundary guard: ${tool} path ${value} resolves to ${resolved}, outside this job's roots`)
+        }
+      }
+    },
+  }
+}

@@ -1,0 +1,170 @@
+"""The cross-job scenario: job B of the same account and repository tries to read job A's data.
+
+Job A runs a real shell command whose output opencode saves; the harness
+plants more targets in A's data dir, checkout and the account database,
+each with its own canary. Job B then uses every channel, first on its own
+file (the control), then on each target, all in one agent session.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from boundary import canary
+from boundary.layout import create_repository, project_id
+from boundary.model import Script
+from boundary.probes import CHANNELS, Probe, Target, control_problem, make_probe
+from boundary.runner import Job, Runner
+from boundary.session import Session
+from boundary.verdict import Evidence, Finding, Verdict, judge
+
+SCENARIO = "cross_job"
+REPOSITORY_FILES = {"README.md": "A repository for boundary's probe jobs.\n", "src/app.py": "print('hello')\n"}
+SAVED_LINES = 3000  # over opencode's 2000-line limit, so the output is saved to a file
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    scenario: str
+    agent: str
+    sandbox: str
+    runner: str
+    target: str
+    channel: str
+    verdict: str
+    layer: str
+    detail: str
+    duration_s: float | None
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def run_cross_job(runner: Runner, session: Session) -> list[ProbeResult]:
+    repository = create_repository(session.workdir / "repos" / "project.git", REPOSITORY_FILES)
+    runner.setup(session.workdir / "state", repository)
+    job_a = session.create_job(runner, SCENARIO, "job-a")
+    try:
+        targets = _run_job_a(runner, session, job_a)
+        job_b = session.create_job(runner, SCENARIO, "job-b")
+        try:
+            return _run_job_b(runner, session, job_b, targets)
+        finally:
+            runner.remove_job(job_b)
+    finally:
+        runner.remove_job(job_a)
+
+
+def _run_job_a(runner: Runner, session: Session, job: Job) -> list[Target]:
+    agent = runner.agent
+    token = canary.new_canary()
+    call = agent.shell("a-save", f'for i in $(seq {SAVED_LINES}); do echo "{token} line $i"; done')
+    script = Script()
+    script.add_step(call)
+    _, record = session.run(job, SCENARIO, script)
+    saved = agent.saved_output(record.results.get(call.id, ""))
+    missing = agent.tool_output_dir(job.paths) / "saved-output-missing"  # judged INCONCLUSIVE: not there
+    targets = [Target("saved_output", saved or missing, token, saved.name if saved else canary.new_canary())]
+    return targets + _plant(runner, job)
+
+
+def _plant(runner: Runner, job: Job) -> list[Target]:
+    agent = runner.agent
+    name, content = canary.new_canary(), canary.new_canary()
+    tool_output = Target("planted_tool_output", agent.tool_output_dir(job.paths) / f"tool_{name}", content, name)
+    name, content = canary.new_canary(), canary.new_canary()
+    capture_dir = agent.shell_capture_dir(job.paths, project_id(job.checkout))
+    capture = Target("shell_capture", capture_dir / f"{name}.log", content, name)
+    name, content = canary.new_canary(), canary.new_canary()
+    checkout_file = Target("checkout_file", job.checkout / f"notes-{name}.txt", content, name)
+    for target in (tool_output, capture, checkout_file):
+        target.path.parent.mkdir(parents=True, exist_ok=True)
+        target.path.write_text(f"{target.content}\n")
+    return [tool_output, capture, checkout_file, _plant_in_database(runner.account_db())]
+
+
+def _plant_in_database(db: Path) -> Target:
+    token = canary.new_canary()
+    with sqlite3.connect(db) as connection:
+        connection.execute("CREATE TABLE IF NOT EXISTS boundary_canary (token TEXT)")
+        connection.execute("INSERT INTO boundary_canary VALUES (?)", (token,))
+    sqlite3.connect(db).execute("PRAGMA wal_checkpoint(TRUNCATE)").close()
+    return Target("account_db", db, token)
+
+
+def _run_job_b(runner: Runner, session: Session, job: Job, targets: list[Target]) -> list[ProbeResult]:
+    name = canary.new_canary()
+    own = Target("own_file", job.checkout / f"own-{name}.txt", canary.new_canary(), name)
+    own.path.write_text(f"{own.content}\n")
+    controls = [make_probe(runner.agent, ch, own, _via(ch.name, own, job), "control") for ch in CHANNELS]
+    probes = [
+        make_probe(runner.agent, ch, t, _via(ch.name, t, job), "probe") for t in targets for ch in CHANNELS if ch.applies_to(t)
+    ]
+    script = Script()
+    script.add_calls([p.call for p in controls], runner.agent.serial_tools)
+    script.add_calls([p.call for p in probes], runner.agent.serial_tools)
+    before = {t.name: t.presence() for t in targets}
+    outcome, record = session.run(job, SCENARIO, script)
+    after = {t.name: t.presence() for t in targets}
+    problems = session.problems_of(SCENARIO, job.name)
+    results_of = {call_id: runner.agent.full_result(text) for call_id, text in record.results.items()}
+    control_of = {p.channel.name: control_problem(p, results_of.get(p.call.id)) for p in controls}
+    results = []
+    for probe in probes:
+        result = results_of.get(probe.call.id)
+        evidence = Evidence(
+            leaked=probe.leaked(result),
+            result=result,
+            target_present=before[probe.target.name] or after[probe.target.name],
+            control=control_of[probe.channel.name],
+            job_problems=problems,
+            non_boundary_refusals=runner.agent.non_boundary_refusals + runner.sandbox.startup_failures,
+        )
+        finding = judge(evidence, runner.denials)
+        results.append(_result(runner, probe, finding, record.call_duration_s(probe.call.id)))
+    return results + _job_output_results(runner, outcome.transcript, job, targets)
+
+
+def _via(channel: str, target: Target, job: Job) -> Path:
+    """The path a channel names: for read_symlink, a link in the job's own checkout (as a repository may carry)."""
+    if channel != "read_symlink":
+        return target.path
+    link = job.checkout / "links" / target.name
+    link.parent.mkdir(exist_ok=True)
+    link.symlink_to(target.path)
+    return link
+
+
+def _job_output_results(runner: Runner, transcript: Path, job: Job, targets: list[Target]) -> list[ProbeResult]:
+    """Anything the job wrote (its transcript, its checkout, its data) must hold no target's canary."""
+    written = [transcript, *(p for root in (job.checkout, job.data_dir) for p in root.rglob("*") if p.is_file() and not p.is_symlink())]
+    text = "\n".join(p.read_bytes().decode(errors="replace") for p in written)
+    results = []
+    for target in targets:
+        leaked = canary.found([target.content], text)
+        finding = (
+            Finding(Verdict.LEAKED, "none", f"canary in the job's transcript or files: {', '.join(leaked)}")
+            if leaked
+            else Finding(Verdict.DENIED, "n/a", f"no canary in the job's transcript or its {len(written) - 1} files")
+        )
+        results.append(_result(runner, None, finding, None, target=target.name, channel="job_output"))
+    return results
+
+
+def _result(
+    runner: Runner, probe: Probe | None, finding: Finding, duration: float | None, target: str = "", channel: str = ""
+) -> ProbeResult:
+    return ProbeResult(
+        scenario=SCENARIO,
+        agent=runner.agent.name,
+        sandbox=runner.sandbox.name,
+        runner=runner.name,
+        target=probe.target.name if probe else target,
+        channel=probe.channel.name if probe else channel,
+        verdict=finding.verdict.value,
+        layer=finding.layer,
+        detail=finding.detail,
+        duration_s=round(duration, 3) if duration is not None else None,
+    )

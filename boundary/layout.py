@@ -1,0 +1,106 @@
+"""Runner state on disk: account, repository, and per-job checkout + data dir.
+
+    <state>/accounts/<account>/opencode.db    shared by the account's jobs
+    <state>/repos/<repo>.git                   a real git repository
+    <state>/checkouts/<job>/                   the job's checkout
+    <state>/checkouts/<job>.data/              its data dir (XDG_DATA_HOME), removed with it
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+GIT_IDENTITY = ["-c", "user.name=boundary", "-c", "user.email=boundary@localhost"]
+
+
+@dataclass(frozen=True)
+class JobPaths:
+    name: str
+    checkout: Path
+
+    @property
+    def data(self) -> Path:
+        return self.checkout.with_name(self.checkout.name + ".data")
+
+    @property
+    def config_home(self) -> Path:
+        return self.data / "config"
+
+    @property
+    def cache_home(self) -> Path:
+        return self.data / "cache"
+
+    @property
+    def state_home(self) -> Path:
+        return self.data / "state"
+
+    @property
+    def tmp(self) -> Path:
+        return self.data / "tmp"
+
+    def create_dirs(self) -> None:
+        for path in (self.config_home, self.cache_home, self.state_home, self.tmp):
+            path.mkdir(parents=True, exist_ok=True)
+
+    def remove(self) -> None:
+        shutil.rmtree(self.checkout, ignore_errors=True)
+        shutil.rmtree(self.data, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class RunnerLayout:
+    state: Path
+    account: str = "account"
+
+    @property
+    def account_dir(self) -> Path:
+        return self.state / "accounts" / self.account
+
+    @property
+    def account_db(self) -> Path:
+        return self.account_dir / "opencode.db"
+
+    @property
+    def checkouts(self) -> Path:
+        return self.state / "checkouts"
+
+    def job(self, name: str) -> JobPaths:
+        return JobPaths(name, self.checkouts / name)
+
+    def create(self) -> None:
+        for path in (self.account_dir, self.checkouts):
+            path.mkdir(parents=True, exist_ok=True)
+
+
+def git(*args: str, cwd: Path | None = None) -> str:
+    result = subprocess.run(["git", *GIT_IDENTITY, *args], cwd=cwd, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args)} failed (exit {result.returncode}): {result.stderr.strip()}")
+    return result.stdout.strip()
+
+
+def create_repository(path: Path, files: dict[str, str]) -> Path:
+    """A real (bare) git repository with one commit holding `files`."""
+    work = path.with_name(path.name + ".work")
+    work.mkdir(parents=True)
+    git("init", "-q", "-b", "main", cwd=work)
+    for name, text in files.items():
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_text(text)
+    git("add", "-A", cwd=work)
+    git("commit", "-q", "-m", "boundary test repository", cwd=work)
+    git("clone", "-q", "--bare", str(work), str(path))
+    shutil.rmtree(work)
+    return path
+
+
+def clone(repository: Path, checkout: Path) -> None:
+    git("clone", "-q", str(repository), str(checkout))
+
+
+def project_id(checkout: Path) -> str:
+    """opencode names a project by its repository's root commit."""
+    return git("rev-list", "--max-parents=0", "HEAD", cwd=checkout).splitlines()[0]

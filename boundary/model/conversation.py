@@ -1,0 +1,61 @@
+"""Decide the scripted model's next turn from what the agent sent.
+
+The next step is read off the conversation itself (which call ids the agent
+already holds), so a retried request gets the same answer again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from boundary.model.chat import ChatRequest
+from boundary.model.record import JobRecord
+from boundary.model.script import Script, ToolCall
+
+
+@dataclass(frozen=True)
+class Turn:
+    calls: list[ToolCall] | None = None
+    text: str = ""
+
+
+def next_turn(script: Script, request: ChatRequest, record: JobRecord) -> Turn:
+    if request.tools is None:
+        return Turn(text="boundary probe job")  # e.g. the session title request
+    record.note_results({k: v for k, v in request.results.items() if k in set(script.call_ids())})
+    for step in script.steps:
+        if not all(call.id in request.issued_ids for call in step):
+            problems = [p for call in step for p in schema_problems(call, request.tools)]
+            if problems:
+                for problem in problems:
+                    record.note_error(problem)
+                return Turn(text="stopping: the agent's tools do not match the script")
+            record.note_issued([call.id for call in step])
+            return Turn(calls=step)
+    if record.finished:
+        record.note_error("unexpected request after the script's final text")
+    missing = [i for i in script.call_ids() if i not in request.results]
+    if missing:
+        record.note_error(f"no tool result came back for {', '.join(missing)}")
+    record.finished = True
+    return Turn(text=script.final_text)
+
+
+def schema_problems(call: ToolCall, tools: dict[str, dict[str, Any]]) -> list[str]:
+    """Why the agent cannot take this call as scripted (a pinned upgrade renamed something)."""
+    if call.tool not in tools:
+        return [f"call {call.id}: tool {call.tool!r} is not offered (offered: {', '.join(sorted(tools))})"]
+    schema = tools[call.tool]
+    known = set(schema.get("properties", {}))
+    unknown = sorted(set(call.args) - known)
+    absent = sorted(set(schema.get("required", [])) - set(call.args))
+    problems = []
+    if unknown:
+        problems.append(
+            f"call {call.id}: tool {call.tool!r} has no parameter {', '.join(unknown)} "
+            f"(its schema has: {', '.join(sorted(known))}); update the agent's channel arguments"
+        )
+    if absent:
+        problems.append(f"call {call.id}: tool {call.tool!r} requires {', '.join(absent)}, the script omits it")
+    return problems

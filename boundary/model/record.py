@@ -1,0 +1,56 @@
+"""What the scripted model saw of one job: offered tools, tool results, errors."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+
+@dataclass
+class JobRecord:
+    """Filled by the server while the job runs; read by the harness afterwards."""
+
+    job: str
+    offered: list[frozenset[str]] = field(default_factory=list)
+    results: dict[str, str] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    requests: int = 0
+    finished: bool = False
+    latencies_s: list[float] = field(default_factory=list)
+    issued_at: dict[str, float] = field(default_factory=dict)
+    answered_at: dict[str, float] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def note_request(self, offered: frozenset[str] | None, latency_s: float) -> None:
+        with self._lock:
+            self.requests += 1
+            self.latencies_s.append(latency_s)
+            if offered is not None:
+                self.offered.append(offered)
+
+    def note_issued(self, call_ids: list[str]) -> None:
+        with self._lock:
+            for call_id in call_ids:
+                self.issued_at.setdefault(call_id, time.monotonic())
+
+    def note_results(self, results: dict[str, str]) -> None:
+        with self._lock:
+            for call_id in results:
+                self.answered_at.setdefault(call_id, time.monotonic())
+            self.results.update(results)
+
+    def call_duration_s(self, call_id: str) -> float | None:
+        """From the step that issued the call to the request that brought its result back."""
+        with self._lock:
+            if call_id in self.issued_at and call_id in self.answered_at:
+                return self.answered_at[call_id] - self.issued_at[call_id]
+            return None
+
+    def note_error(self, message: str) -> None:
+        with self._lock:
+            self.errors.append(f"{time.strftime('%H:%M:%S')} {message}")
+
+    def offered_union(self) -> frozenset[str]:
+        with self._lock:
+            return frozenset().union(*self.offered) if self.offered else frozenset()

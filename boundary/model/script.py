@@ -1,0 +1,44 @@
+"""A script for the scripted model: tool-call steps, then a final text.
+
+A script is data. Each step is a batch of tool calls the model emits in one
+assistant turn; the server moves to the next step once the agent has sent
+back every result of the previous one.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call the model makes. `id` is unique within the job."""
+
+    id: str
+    tool: str
+    args: dict[str, Any]
+
+    def arguments_json(self) -> str:
+        return json.dumps(self.args)
+
+
+@dataclass
+class Script:
+    steps: list[list[ToolCall]] = field(default_factory=list)
+    final_text: str = "done"
+
+    def call_ids(self) -> list[str]:
+        return [call.id for step in self.steps for call in step]
+
+    def add_step(self, *calls: ToolCall) -> None:
+        if calls:
+            self.steps.append(list(calls))
+
+    def add_calls(self, calls: list[ToolCall], serial_tools: frozenset[str]) -> None:
+        """One step for all calls that may run at once, then one step for each serial call."""
+        self.add_step(*(call for call in calls if call.tool not in serial_tools))
+        for call in calls:
+            if call.tool in serial_tools:
+                self.add_step(call)

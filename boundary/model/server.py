@@ -1,0 +1,127 @@
+"""One scripted model server per test session, shared by every job.
+
+It listens on a Unix socket (reachable from a job's private network
+namespace through a loopback bridge) and routes by path:
+`/jobs/<job>/v1/chat/completions`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socketserver
+import threading
+import time
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import Any
+
+from boundary.model import chat
+from boundary.model.conversation import next_turn
+from boundary.model.record import JobRecord
+from boundary.model.script import Script
+
+
+class ModelServer:
+    def __init__(self, socket_path: Path) -> None:
+        self.socket_path = socket_path
+        self.jobs: dict[str, tuple[Script, JobRecord]] = {}
+        self.stray: list[str] = []  # requests no job claimed
+        self._lock = threading.Lock()
+        self._server: _UnixHTTPServer | None = None
+
+    def base_path(self, job: str) -> str:
+        return f"/jobs/{job}/v1"
+
+    def open_job(self, job: str, script: Script) -> JobRecord:
+        with self._lock:
+            if job in self.jobs:
+                raise ValueError(f"job {job!r} is already registered with the model server")
+            record = JobRecord(job)
+            self.jobs[job] = (script, record)
+            return record
+
+    def lookup(self, job: str) -> tuple[Script, JobRecord] | None:
+        with self._lock:
+            return self.jobs.get(job)
+
+    def start(self) -> ModelServer:
+        if self.socket_path.exists():
+            self.socket_path.unlink()
+        self._server = _UnixHTTPServer(str(self.socket_path), _Handler)
+        self._server.model = self
+        os.chmod(self.socket_path, 0o666)  # jobs may run as another user
+        threading.Thread(target=self._server.serve_forever, name="model-server", daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        self.socket_path.unlink(missing_ok=True)
+
+    def __enter__(self) -> ModelServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class _UnixHTTPServer(socketserver.ThreadingUnixStreamServer):
+    daemon_threads = True
+    model: ModelServer
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _UnixHTTPServer
+    protocol_version = "HTTP/1.1"
+
+    def address_string(self) -> str:
+        return "unix"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # requests are recorded per job, not logged
+
+    def do_GET(self) -> None:
+        self._refuse()
+
+    def do_POST(self) -> None:
+        started = time.monotonic()
+        job, _, rest = self.path.removeprefix("/jobs/").partition("/")
+        entry = self.server.model.lookup(job)
+        if entry is None or not ("/" + rest).startswith(chat.PATH_SUFFIX):
+            self._refuse()
+            return
+        script, record = entry
+        body = self._read_json(record)
+        if body is None:
+            return
+        request = chat.ChatRequest.parse(body)
+        turn = next_turn(script, request, record)
+        events = chat.stream_tool_calls(turn.calls) if turn.calls else chat.stream_text(turn.text)
+        self._send_sse(events)
+        offered = frozenset(request.tools) if request.tools is not None else None
+        record.note_request(offered, time.monotonic() - started)
+
+    def _read_json(self, record: JobRecord) -> dict[str, Any] | None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        try:
+            body = json.loads(raw)
+        except json.JSONDecodeError as error:
+            record.note_error(f"request body is not JSON: {error}")
+            self.send_error(400)
+            return None
+        return body if isinstance(body, dict) else None
+
+    def _send_sse(self, events: Any) -> None:
+        payload = "".join(events).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def _refuse(self) -> None:
+        self.server.model.stray.append(f"{self.command} {self.path}")
+        self.send_error(404, "no such scripted job")

@@ -1,0 +1,46 @@
+"""Run a command in its own network namespace with only loopback.
+
+The scripted model is bridged in: socat listens on 127.0.0.1:PORT inside
+the namespace and forwards to the model server's Unix socket. A PID
+namespace makes sure nothing the job started outlives it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+BRIDGE_PORT = 4010
+
+_INNER = """set -e
+ip link set lo up
+socat TCP-LISTEN:{port},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:{socket} </dev/null >/dev/null 2>&1 &
+# wait until the bridge listens, so the agent's first request cannot race it
+for i in $(seq 100); do
+  (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && break
+  sleep 0.02
+done
+exec "$@"
+"""
+
+
+class NetnsError(RuntimeError):
+    pass
+
+
+def model_url(job: str) -> str:
+    return f"http://127.0.0.1:{BRIDGE_PORT}/jobs/{job}/v1"
+
+
+def wrap(argv: list[str], model_socket: Path) -> list[str]:
+    """argv run as PID 1 of fresh net + pid namespaces, with the model bridged to loopback."""
+    missing = [tool for tool in ("unshare", "ip", "socat", "bash") if shutil.which(tool) is None]
+    if missing:
+        raise NetnsError(f"jobs need {', '.join(missing)} on PATH (apt-get install util-linux iproute2 socat bash)")
+    if os.geteuid() != 0:
+        namespaces = ["--user", "--map-root-user", "--net", "--pid", "--fork", "--mount", "--mount-proc"]
+    else:
+        namespaces = ["--net", "--pid", "--fork", "--mount", "--mount-proc"]
+    inner = _INNER.format(port=BRIDGE_PORT, socket=model_socket)
+    return ["unshare", *namespaces, "--kill-child", "--", "bash", "-c", inner, "boundary-job", *argv]

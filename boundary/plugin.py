@@ -1,0 +1,136 @@
+"""pytest plugin: options, the shared model server and session, scenario fixtures, the report."""
+
+from __future__ import annotations
+
+import importlib
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from boundary import tools
+from boundary.crossjob import ProbeResult, run_cross_job
+from boundary.model import ModelServer
+from boundary.offered import OfferedTools
+from boundary.report import RunRecord, summary_lines
+from boundary.runner import Runner
+from boundary.session import Session
+from boundary.versions import collect_versions
+
+RUN_KEY = pytest.StashKey[RunRecord]()
+RUNNER_KEY = pytest.StashKey[Runner]()
+DEFAULT_RUNNER = "boundary.runner:ReferenceRunner"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("boundary", "live sandbox boundary tests")
+    group.addoption("--runner", default=DEFAULT_RUNNER, metavar="MODULE:ATTR",
+                    help=f"the runner under test: a callable taking sandbox=NAME (default: {DEFAULT_RUNNER})")
+    group.addoption("--sandbox", default="srt", metavar="NAME",
+                    help="the OS sandbox around the job's shell: srt (default) or passthrough (confines nothing)")
+    group.addoption("--boundary-report", metavar="PATH", type=Path, help="write the run's JSON report here")
+    group.addoption("--job-timeout", type=float, default=180.0, metavar="SECONDS",
+                    help="kill a job that runs longer (default: 180); its probes become INCONCLUSIVE")
+    group.addoption("--boundary-keep", action="store_true",
+                    help="keep the run's work directory (checkouts, transcripts) for inspection")
+
+
+def load_runner(spec: str, sandbox: str) -> Runner:
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise pytest.UsageError(f"--runner expects MODULE:ATTR (e.g. {DEFAULT_RUNNER}), got {spec!r}")
+    try:
+        factory = getattr(importlib.import_module(module_name), attr)
+        runner = factory(sandbox=sandbox)
+    except (ImportError, AttributeError, ValueError, TypeError) as error:
+        raise pytest.UsageError(f"--runner {spec}: cannot build a runner with sandbox={sandbox!r}: {error}") from error
+    if not isinstance(runner, Runner):
+        raise pytest.UsageError(f"--runner {spec}: {runner!r} does not implement boundary.runner.Runner")
+    return runner
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "live: runs real agent jobs (needs the pinned tools)")
+    if config.getoption("--help"):
+        return
+    runner = load_runner(config.getoption("--runner"), config.getoption("--sandbox"))
+    config.stash[RUNNER_KEY] = runner
+    config.stash[RUN_KEY] = RunRecord(runner.name, runner.agent.name, runner.sandbox.name)
+
+
+def scenario_id(config: pytest.Config) -> str:
+    runner = config.stash[RUNNER_KEY]
+    return f"{runner.agent.name}-{runner.sandbox.name}"
+
+
+@pytest.fixture(scope="session")
+def boundary_runner(pytestconfig: pytest.Config) -> Runner:
+    return pytestconfig.stash[RUNNER_KEY]
+
+
+@pytest.fixture(scope="session")
+def boundary_record(pytestconfig: pytest.Config) -> RunRecord:
+    return pytestconfig.stash[RUN_KEY]
+
+
+@pytest.fixture(scope="session")
+def boundary_session(pytestconfig: pytest.Config, boundary_record: RunRecord, boundary_runner: Runner) -> Iterator[Session]:
+    """The model server and work directory every live scenario of this session shares."""
+    try:
+        tools.install_all()
+    except tools.ToolsError as error:
+        boundary_record.errors.append(str(error))
+        raise
+    boundary_record.versions = collect_versions(boundary_runner)
+    workdir = Path(tempfile.mkdtemp(prefix="boundary-"))
+    with ModelServer(workdir / "model.sock") as server:
+        session = Session(server, workdir, pytestconfig.getoption("--job-timeout"), boundary_record.jobs)
+        yield session
+    if pytestconfig.getoption("--boundary-keep"):
+        print(f"\n[boundary] work directory kept: {workdir}")
+    else:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def cross_job(boundary_session: Session, boundary_runner: Runner, boundary_record: RunRecord) -> dict[tuple[str, str], ProbeResult]:
+    """Run the cross-job scenario once; its results keyed by (target, channel)."""
+    try:
+        results = run_cross_job(boundary_runner, boundary_session)
+    except Exception as error:
+        boundary_record.errors.append(f"cross-job scenario could not run: {error}")
+        raise
+    boundary_record.results.extend(results)
+    return {(r.target, r.channel): r for r in results}
+
+
+@pytest.fixture(scope="session")
+def offered_tools(cross_job: object, boundary_session: Session, boundary_runner: Runner,
+                  boundary_record: RunRecord) -> OfferedTools:
+    """Every tool name offered to the model in every request of every job so far."""
+    offered = frozenset(t for job in boundary_session.jobs for t in job.offered_tools)
+    check = OfferedTools(boundary_runner.expected_tools(), offered, boundary_runner.forbidden_tools())
+    boundary_record.offered = check
+    return check
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    record = session.config.stash.get(RUN_KEY, None)
+    path = session.config.getoption("--boundary-report", None)
+    if record is not None and path is not None and _was_used(record):
+        record.write_json(path)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    record = config.stash.get(RUN_KEY, None)
+    if record is None or not _was_used(record):
+        return
+    terminalreporter.section("boundary")
+    for line in summary_lines(record):
+        terminalreporter.write_line(line)
+
+
+def _was_used(record: RunRecord) -> bool:
+    return bool(record.results or record.jobs or record.errors)

@@ -1,0 +1,102 @@
+"""The run's record: JSON for machines, one screen for people."""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from boundary.crossjob import ProbeResult
+from boundary.offered import OfferedTools
+from boundary.session import JobReport
+
+LAYER_SHORT = {"agent permission": "perm", "runner plugin": "plugin", "OS sandbox": "os", "n/a": "ok"}
+
+
+@dataclass
+class RunRecord:
+    runner: str
+    agent: str
+    sandbox: str
+    versions: dict[str, str] = field(default_factory=dict)
+    started: float = field(default_factory=time.time)
+    results: list[ProbeResult] = field(default_factory=list)
+    jobs: list[JobReport] = field(default_factory=list)
+    offered: OfferedTools | None = None
+    errors: list[str] = field(default_factory=list)  # what stopped a scenario before it had results
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "run": {
+                "versions": self.versions,
+                "host": {"name": platform.node(), "kernel": platform.release(), "machine": platform.machine()},
+                "runner": self.runner,
+                "agent": self.agent,
+                "sandbox": self.sandbox,
+                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
+                "duration_s": round(time.time() - self.started, 3),
+                "errors": self.errors,
+            },
+            "results": [r.as_dict() for r in self.results],
+            "jobs": [j.as_dict() for j in self.jobs],
+            "offered_tools": self.offered.as_dict() if self.offered else None,
+        }
+
+    def write_json(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.as_dict(), indent=2) + "\n")
+
+    def passed(self) -> bool:
+        probes_ok = bool(self.results) and all(r.verdict == "DENIED" for r in self.results)
+        return probes_ok and bool(self.offered and self.offered.passed) and not self.errors
+
+
+def _cell(result: ProbeResult | None) -> str:
+    if result is None:
+        return "·"
+    if result.verdict == "DENIED":
+        return LAYER_SHORT.get(result.layer, result.layer)
+    return result.verdict
+
+
+def summary_lines(record: RunRecord) -> list[str]:
+    """The terminal table: target × channel, the denying layer in each held cell."""
+    versions = ", ".join(f"{k} {v}" for k, v in record.versions.items())
+    lines = [f"runner {record.runner}: {record.agent} × {record.sandbox} ({versions})"]
+    lines += _matrix(record.results)
+    lines.append("cells: the layer that denied (perm = agent permission, plugin = runner plugin, os = OS sandbox,")
+    lines.append("       ok = nothing found); LEAKED and INCONCLUSIVE fail the run; · = not applicable")
+    if record.offered:
+        mark = "held" if record.offered.passed else "FAILED"
+        lines.append(f"offered tools: {mark} — {record.offered.explain()}")
+    for job in record.jobs:
+        lines.append(f"job {job.name}: {job.wall_s:.1f} s, exit {job.exit_code}" + _problems(job.problems))
+    for result in record.results:
+        if result.verdict != "DENIED":
+            lines.append(f"{result.verdict}: {result.target} via {result.channel}: {result.detail}")
+    lines += [f"ERROR: {error}" for error in record.errors]
+    lines.append("RESULT: " + ("PASS — every probe denied" if record.passed() else "FAIL"))
+    return lines
+
+
+def _matrix(results: list[ProbeResult]) -> list[str]:
+    if not results:
+        return ["(no probe results)"]
+    targets = list(dict.fromkeys(r.target for r in results))
+    channels = list(dict.fromkeys(r.channel for r in results))
+    by_cell = {(r.target, r.channel): r for r in results}
+    width = max(len(t) for t in targets)
+    widths = [max(len(c), 7) for c in channels]
+    header = " " * width + "  " + "  ".join(c.ljust(w) for c, w in zip(channels, widths, strict=True))
+    rows = [header]
+    for target in targets:
+        cells = [_cell(by_cell.get((target, c))).ljust(w) for c, w in zip(channels, widths, strict=True)]
+        rows.append(target.ljust(width) + "  " + "  ".join(cells))
+    return rows
+
+
+def _problems(problems: list[str]) -> str:
+    return f" — {'; '.join(problems)}" if problems else ""

@@ -1,0 +1,133 @@
+"""The Runner contract, and the reference runner: what a careful production runner does.
+
+A runner owns the layout on disk, the agent's config and the sandbox around
+it. `boundary` drives it through `Runner`; `--runner package.module:attr`
+selects one (attr is called with `sandbox=<name>` and returns a Runner).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from boundary.agents.opencode import EXPECTED_TOOLS, FORBIDDEN_TOOLS, GUARD_PLUGIN, OpenCode
+from boundary.layout import JobPaths, RunnerLayout, clone
+from boundary.sandboxes import OS_DENIALS, Sandbox, ShellPolicy, get_sandbox
+
+GUARD_DENIAL = "boundary guard:"
+
+
+@dataclass
+class Job:
+    """One agent job as launched: the harness runs argv in a loopback-only network namespace."""
+
+    name: str
+    paths: JobPaths
+    argv: list[str]
+    env: dict[str, str]
+
+    @property
+    def checkout(self) -> Path:
+        return self.paths.checkout
+
+    @property
+    def data_dir(self) -> Path:
+        return self.paths.data
+
+
+@runtime_checkable
+class Runner(Protocol):
+    name: str
+    agent: OpenCode
+    sandbox: Sandbox
+    denials: dict[str, tuple[str, ...]]  # layer -> texts that show that layer refused
+
+    def setup(self, state: Path, repository: Path) -> None:
+        """Create the runner's state (account, database) for jobs of `repository`."""
+
+    def account_db(self) -> Path: ...
+
+    def create_job(self, name: str, model_url: str) -> Job:
+        """Check out the repository and write everything the job needs; do not start it."""
+
+    def remove_job(self, job: Job) -> None: ...
+
+    def expected_tools(self) -> frozenset[str]: ...
+
+    def forbidden_tools(self) -> tuple[str, ...]: ...
+
+
+class ReferenceRunner:
+    """opencode jobs with per-job data dirs, a guard plugin, and the shell under a sandbox.
+
+    Built from small parts; subclass and override one to test a variation.
+    """
+
+    name = "reference"
+
+    def __init__(self, sandbox: str = "srt") -> None:
+        self.agent = OpenCode()
+        self.sandbox = get_sandbox(sandbox)
+        self.denials = {**self.agent.denials, "runner plugin": (GUARD_DENIAL,), "OS sandbox": OS_DENIALS}
+        self.layout: RunnerLayout | None = None
+        self.repository: Path | None = None
+
+    # -- the contract ---------------------------------------------------------------
+    def setup(self, state: Path, repository: Path) -> None:
+        self.layout = RunnerLayout(state)
+        self.layout.create()
+        self.repository = repository
+
+    def account_db(self) -> Path:
+        return self._layout().account_db
+
+    def create_job(self, name: str, model_url: str) -> Job:
+        paths = self.job_paths(name)
+        assert self.repository is not None, "setup() first"
+        clone(self.repository, paths.checkout)
+        paths.create_dirs()
+        config_dir = self.agent.seed_config_dir(paths)
+        config = self.agent.config(model_url, self.permission(paths), self.plugins(paths))
+        (config_dir / "opencode.json").write_text(json.dumps(config, indent=2))
+        shell = self.write_shell_wrapper(paths)
+        return Job(name, paths, self.agent.argv(), self.agent.env(paths, self.account_db(), shell))
+
+    def remove_job(self, job: Job) -> None:
+        job.paths.remove()
+
+    def expected_tools(self) -> frozenset[str]:
+        return EXPECTED_TOOLS
+
+    def forbidden_tools(self) -> tuple[str, ...]:
+        return FORBIDDEN_TOOLS
+
+    # -- the parts ------------------------------------------------------------------
+    def job_paths(self, name: str) -> JobPaths:
+        return self._layout().job(name)
+
+    def permission(self, paths: JobPaths) -> dict[str, Any]:
+        """Agent rules: no directory outside the checkout but the job's own data."""
+        return {"external_directory": {"*": "deny", f"{paths.data}/*": "allow"}}
+
+    def plugins(self, paths: JobPaths) -> list[Any]:
+        roots = [str(paths.checkout), str(paths.data)]
+        options = {"roots": roots, "forbiddenTools": list(self.forbidden_tools())}
+        return [[GUARD_PLUGIN.as_uri(), options]]
+
+    def shell_policy(self, paths: JobPaths) -> ShellPolicy:
+        """The shell sees none of the runner's state but its own checkout."""
+        state = self._layout().state
+        return ShellPolicy(deny_read=[state], allow_read=[paths.checkout, paths.tmp], allow_write=[paths.checkout, paths.tmp])
+
+    def write_shell_wrapper(self, paths: JobPaths) -> Path:
+        wrapper = paths.data / "shell"
+        wrapper.write_text(self.sandbox.wrapper(self.shell_policy(paths), paths.data))
+        wrapper.chmod(0o755)
+        return wrapper
+
+    def _layout(self) -> RunnerLayout:
+        if self.layout is None:
+            raise RuntimeError("the runner has no state yet: call setup() first")
+        return self.layout

@@ -1,0 +1,102 @@
+"""OS sandboxes for a job's shell: srt, and passthrough (a control that confines nothing).
+
+A runner confines the agent's shell by pointing `SHELL` at a wrapper; the
+agent runs `$SHELL -c CMD` and the wrapper hands CMD to the sandbox.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar, Protocol
+
+from boundary import tools
+
+OS_DENIALS = ("No such file or directory", "Permission denied", "Operation not permitted")
+
+
+@dataclass(frozen=True)
+class ShellPolicy:
+    """What the shell may see and change."""
+
+    deny_read: list[Path]
+    allow_read: list[Path]
+    allow_write: list[Path]
+    allowed_domains: list[str] = field(default_factory=list)
+
+
+class Sandbox(Protocol):
+    name: ClassVar[str]
+    confines: ClassVar[bool]
+    startup_failures: ClassVar[tuple[str, ...]]  # texts that show the sandbox never ran the command
+
+    def wrapper(self, policy: ShellPolicy, workdir: Path) -> str:
+        """The text of an executable `$SHELL` wrapper; files it needs go in workdir."""
+        ...
+
+    def version(self) -> str: ...
+
+
+def _wrapper(exec_line: str) -> str:
+    return f"""#!/bin/sh
+# boundary shell wrapper: the agent runs `$SHELL -c CMD`.
+if [ "$1" = "-c" ] && [ $# -eq 2 ]; then
+  export SHELL=/bin/bash
+  {exec_line}
+fi
+if [ "$1" = "-l" ] && [ "$2" = "-c" ] && [ $# -eq 3 ]; then exec "$0" -c "$3"; fi
+echo "boundary shell wrapper: expected '-c CMD', got: $*" >&2
+exit 126
+"""
+
+
+class Srt:
+    name = "srt"
+    confines = True
+    startup_failures = ("bwrap: ", "Sandbox dependencies", "srt: ")
+
+    def settings(self, policy: ShellPolicy) -> dict[str, object]:
+        return {
+            "network": {"allowedDomains": policy.allowed_domains, "deniedDomains": []},
+            "filesystem": {
+                "denyRead": [str(p) for p in policy.deny_read],
+                "allowRead": [str(p) for p in policy.allow_read],
+                "allowWrite": [str(p) for p in policy.allow_write],
+                "denyWrite": [],
+            },
+        }
+
+    def wrapper(self, policy: ShellPolicy, workdir: Path) -> str:
+        settings = workdir / "srt-settings.json"
+        settings.write_text(json.dumps(self.settings(policy), indent=2))
+        srt = shlex.quote(str(tools.TOOLS.bin("srt")))
+        return _wrapper(f'exec {srt} --settings {shlex.quote(str(settings))} -c "$2"')
+
+    def version(self) -> str:
+        return tools.TOOLS.version("@anthropic-ai/sandbox-runtime")
+
+
+class Passthrough:
+    """Confines nothing: the control that proves the harness notices (incident 4)."""
+
+    name = "passthrough"
+    confines = False
+    startup_failures = ()
+
+    def wrapper(self, policy: ShellPolicy, workdir: Path) -> str:
+        return _wrapper('exec /bin/bash -c "$2"')
+
+    def version(self) -> str:
+        return "none"
+
+
+SANDBOXES: dict[str, type[Sandbox]] = {cls.name: cls for cls in (Srt, Passthrough)}
+
+
+def get_sandbox(name: str) -> Sandbox:
+    try:
+        return SANDBOXES[name]()
+    except KeyError:
+        raise ValueError(f"unknown sandbox {name!r}; expected one of: {', '.join(SANDBOXES)}") from None

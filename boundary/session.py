@@ -1,0 +1,62 @@
+"""What one harness session shares: the model server, a work directory, job execution."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from boundary.job import JobOutcome, run_job
+from boundary.model import JobRecord, ModelServer, Script
+from boundary.netns import model_url
+from boundary.runner import Job, Runner
+
+
+@dataclass
+class JobReport:
+    name: str
+    wall_s: float
+    offered_tools: list[str]
+    exit_code: int | None
+    problems: list[str]
+    model_latencies_s: list[float] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "wall_s": round(self.wall_s, 3),
+            "offered_tools": self.offered_tools,
+            "exit_code": self.exit_code,
+            "problems": self.problems,
+        }
+
+
+@dataclass
+class Session:
+    server: ModelServer
+    workdir: Path
+    timeout_s: float = 180.0
+    jobs: list[JobReport] = field(default_factory=list)
+
+    def create_job(self, runner: Runner, scenario: str, name: str) -> Job:
+        return runner.create_job(name, model_url(f"{scenario}.{name}"))
+
+    def run(self, job: Job, scenario: str, script: Script) -> tuple[JobOutcome, JobRecord]:
+        key = f"{scenario}.{job.name}"
+        record = self.server.open_job(key, script)
+        transcripts = self.workdir / "transcripts"
+        transcripts.mkdir(parents=True, exist_ok=True)
+        print(f"\n[boundary] {time.strftime('%H:%M:%S')} job {key} started", flush=True)
+        outcome = run_job(job, self.server.socket_path, transcripts / f"{key}.log", self.timeout_s)
+        print(f"[boundary] {time.strftime('%H:%M:%S')} job {key} finished in {outcome.wall_s:.1f} s", flush=True)
+        problems = [p for p in [outcome.problem, *record.errors] if p]
+        if not record.finished and not problems:
+            problems.append(f"job {key} ended before its script did (transcript: {outcome.transcript})")
+        self.jobs.append(
+            JobReport(key, outcome.wall_s, sorted(record.offered_union()), outcome.exit_code, problems, record.latencies_s)
+        )
+        return outcome, record
+
+    def problems_of(self, scenario: str, name: str) -> list[str]:
+        key = f"{scenario}.{name}"
+        return next((job.problems for job in self.jobs if job.name == key), [f"job {key} never ran"])

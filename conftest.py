@@ -1,0 +1,1 @@
+"""Repo-local glue: the boundary plugin is loaded through its pytest11 entry point."""
