@@ -31,11 +31,11 @@ class JobOutcome:
         return None
 
 
-def run_job(job: Job, model_socket: Path, transcript: Path, timeout_s: float) -> JobOutcome:
+def run_job(job: Job, model_socket: Path, transcript: Path, timeout_s: float, trace: Path | None = None) -> JobOutcome:
     started = time.monotonic()
     with transcript.open("w") as out:
         process = subprocess.Popen(
-            wrap(job.argv, model_socket),
+            wrap(job.argv, model_socket, trace),
             cwd=job.checkout,
             env=job.env,
             stdin=subprocess.DEVNULL,

@@ -20,10 +20,7 @@ GIT_IDENTITY = ["-c", "user.name=boundary", "-c", "user.email=boundary@localhost
 class JobPaths:
     name: str
     checkout: Path
-
-    @property
-    def data(self) -> Path:
-        return self.checkout.with_name(self.checkout.name + ".data")
+    data: Path  # XDG_DATA_HOME: opencode's saved output, logs, snapshots
 
     @property
     def config_home(self) -> Path:
@@ -68,7 +65,8 @@ class RunnerLayout:
         return self.state / "checkouts"
 
     def job(self, name: str) -> JobPaths:
-        return JobPaths(name, self.checkouts / name)
+        checkout = self.checkouts / name
+        return JobPaths(name, checkout, checkout.with_name(f"{name}.data"))
 
     def create(self) -> None:
         for path in (self.account_dir, self.checkouts):

@@ -33,11 +33,19 @@ def model_url(job: str) -> str:
     return f"http://127.0.0.1:{BRIDGE_PORT}/jobs/{job}/v1"
 
 
-def wrap(argv: list[str], model_socket: Path) -> list[str]:
-    """argv run as PID 1 of fresh net + pid namespaces, with the model bridged to loopback."""
-    missing = [tool for tool in ("unshare", "ip", "socat", "bash") if shutil.which(tool) is None]
+def wrap(argv: list[str], model_socket: Path, trace: Path | None = None) -> list[str]:
+    """argv run as PID 1 of fresh net + pid namespaces, with the model bridged to loopback.
+
+    With `trace`, strace records every connect/send of the job's whole process tree there.
+    """
+    if trace is not None:
+        # strace becomes PID 1 and waits for every tracee: end the stragglers when the job ends.
+        reaper = ["bash", "-c", '"$@"; rc=$?; kill -KILL -1 2>/dev/null; exit $rc', "traced-job"]
+        strace = ["strace", "-f", "--seccomp-bpf", "-qq", "-e", "trace=connect,sendto,sendmsg", "-e", "signal=none", "-o", str(trace)]
+        argv = [*strace, "--", *reaper, *argv]
+    missing = [tool for tool in ("unshare", "ip", "socat", "bash", "strace") if shutil.which(tool) is None]
     if missing:
-        raise NetnsError(f"jobs need {', '.join(missing)} on PATH (apt-get install util-linux iproute2 socat bash)")
+        raise NetnsError(f"jobs need {', '.join(missing)} on PATH (apt-get install util-linux iproute2 socat strace)")
     if os.geteuid() != 0:
         namespaces = ["--user", "--map-root-user", "--net", "--pid", "--fork", "--mount", "--mount-proc"]
     else:

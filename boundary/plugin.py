@@ -57,7 +57,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     runner = load_runner(config.getoption("--runner"), config.getoption("--sandbox"))
     config.stash[RUNNER_KEY] = runner
-    config.stash[RUN_KEY] = RunRecord(runner.name, runner.agent.name, runner.sandbox.name)
+    config.stash[RUN_KEY] = RunRecord(runner.name, runner.agent.name, runner.sandbox.name, claimed_layers=list(runner.denials))
 
 
 def scenario_id(config: pytest.Config) -> str:

@@ -26,7 +26,22 @@ class RunRecord:
     results: list[ProbeResult] = field(default_factory=list)
     jobs: list[JobReport] = field(default_factory=list)
     offered: OfferedTools | None = None
+    claimed_layers: list[str] = field(default_factory=list)  # layers the runner says it has
     errors: list[str] = field(default_factory=list)  # what stopped a scenario before it had results
+
+    def layer_counts(self) -> dict[str, int]:
+        """How many probes each claimed layer denied; a claimed layer that denied none is not shown to work."""
+        counts = dict.fromkeys(self.claimed_layers, 0)
+        for result in self.results:
+            if result.verdict == "DENIED" and result.layer in counts:
+                counts[result.layer] += 1
+        return counts
+
+    def network_clean(self) -> bool:
+        return bool(self.jobs) and all(job.network is not None and job.network.clean for job in self.jobs)
+
+    def silent_layers(self) -> list[str]:
+        return [layer for layer, count in self.layer_counts().items() if count == 0]
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -43,6 +58,7 @@ class RunRecord:
             "results": [r.as_dict() for r in self.results],
             "jobs": [j.as_dict() for j in self.jobs],
             "offered_tools": self.offered.as_dict() if self.offered else None,
+            "layers": self.layer_counts(),
         }
 
     def write_json(self, path: Path) -> None:
@@ -51,7 +67,8 @@ class RunRecord:
 
     def passed(self) -> bool:
         probes_ok = bool(self.results) and all(r.verdict == "DENIED" for r in self.results)
-        return probes_ok and bool(self.offered and self.offered.passed) and not self.errors
+        checks_ok = bool(self.offered and self.offered.passed) and not self.silent_layers() and self.network_clean()
+        return probes_ok and checks_ok and not self.errors
 
 
 def _cell(result: ProbeResult | None) -> str:
@@ -72,8 +89,13 @@ def summary_lines(record: RunRecord) -> list[str]:
     if record.offered:
         mark = "held" if record.offered.passed else "FAILED"
         lines.append(f"offered tools: {mark} — {record.offered.explain()}")
+    counts = ", ".join(f"{LAYER_SHORT.get(layer, layer)} {n}" for layer, n in record.layer_counts().items())
+    silent = record.silent_layers()
+    lines.append(f"layers that denied: {counts}" + (f" — FAILED: never seen: {', '.join(silent)}" if silent else ""))
     for job in record.jobs:
-        lines.append(f"job {job.name}: {job.wall_s:.1f} s, exit {job.exit_code}" + _problems(job.problems))
+        network = "network not traced" if job.network is None else job.network.explain()
+        line = f"job {job.name}: {job.wall_s:.1f} s, exit {job.exit_code}, {network}"
+        lines.append(line + _problems(job.problems))
     for result in record.results:
         if result.verdict != "DENIED":
             lines.append(f"{result.verdict}: {result.target} via {result.channel}: {result.detail}")

@@ -90,9 +90,11 @@ class ReferenceRunner:
         paths.create_dirs()
         config_dir = self.agent.seed_config_dir(paths)
         config = self.agent.config(model_url, self.permission(paths), self.plugins(paths))
+        config["tools"] = {pattern: False for pattern in self.removed_tools()}
+        config.update(self.agent_config_extra(paths))
         (config_dir / "opencode.json").write_text(json.dumps(config, indent=2))
         shell = self.write_shell_wrapper(paths)
-        return Job(name, paths, self.agent.argv(), self.agent.env(paths, self.account_db(), shell))
+        return Job(name, paths, self.agent.argv(), self.job_env(paths, shell))
 
     def remove_job(self, job: Job) -> None:
         job.paths.remove()
@@ -109,12 +111,29 @@ class ReferenceRunner:
 
     def permission(self, paths: JobPaths) -> dict[str, Any]:
         """Agent rules: no directory outside the checkout but the job's own data."""
-        return {"external_directory": {"*": "deny", f"{paths.data}/*": "allow"}}
+        removed = {pattern: "deny" for pattern in self.removed_tools()}
+        return {"external_directory": {"*": "deny", f"{paths.data}/*": "allow"}, **removed}
+
+    def removed_tools(self) -> tuple[str, ...]:
+        """Tools the runner takes away from the model: config `tools: false`, a deny rule, and the guard."""
+        return self.forbidden_tools()
 
     def plugins(self, paths: JobPaths) -> list[Any]:
+        """The guard: file tools stay inside the job's roots; forbidden tools are removed."""
         roots = [str(paths.checkout), str(paths.data)]
-        options = {"roots": roots, "forbiddenTools": list(self.forbidden_tools())}
-        return [[GUARD_PLUGIN.as_uri(), options]]
+        options = {"roots": roots, "forbiddenTools": list(self.removed_tools())}
+        return [[self.guard_uri(), options]]
+
+    def guard_uri(self) -> str:
+        return GUARD_PLUGIN.as_uri()
+
+    def agent_config_extra(self, paths: JobPaths) -> dict[str, Any]:
+        """More agent config (e.g. MCP servers), merged over the rest."""
+        return {}
+
+    def job_env(self, paths: JobPaths, shell: Path) -> dict[str, str]:
+        """The job's whole environment: nothing of the harness's leaks in."""
+        return self.agent.env(paths, self.account_db(), shell)
 
     def shell_policy(self, paths: JobPaths) -> ShellPolicy:
         """The shell sees none of the runner's state but its own checkout."""

@@ -9,6 +9,7 @@ from pathlib import Path
 from boundary.job import JobOutcome, run_job
 from boundary.model import JobRecord, ModelServer, Script
 from boundary.netns import model_url
+from boundary.nettrace import NetworkUse, read_trace
 from boundary.runner import Job, Runner
 
 
@@ -20,6 +21,7 @@ class JobReport:
     exit_code: int | None
     problems: list[str]
     model_latencies_s: list[float] = field(default_factory=list)
+    network: NetworkUse | None = None  # None: not traced
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -28,6 +30,9 @@ class JobReport:
             "offered_tools": self.offered_tools,
             "exit_code": self.exit_code,
             "problems": self.problems,
+            "network": None if self.network is None else {
+                "clean": self.network.clean, "inet": sorted(self.network.inet), "unix": sorted(self.network.unix)
+            },
         }
 
 
@@ -37,6 +42,7 @@ class Session:
     workdir: Path
     timeout_s: float = 180.0
     jobs: list[JobReport] = field(default_factory=list)
+    trace_network: bool = True  # strace every job (~10% slower): proves no job touched the network
 
     def create_job(self, runner: Runner, scenario: str, name: str) -> Job:
         return runner.create_job(name, model_url(f"{scenario}.{name}"))
@@ -46,15 +52,17 @@ class Session:
         record = self.server.open_job(key, script)
         transcripts = self.workdir / "transcripts"
         transcripts.mkdir(parents=True, exist_ok=True)
+        trace = transcripts / f"{key}.strace" if self.trace_network else None
         print(f"\n[boundary] {time.strftime('%H:%M:%S')} job {key} started", flush=True)
-        outcome = run_job(job, self.server.socket_path, transcripts / f"{key}.log", self.timeout_s)
+        outcome = run_job(job, self.server.socket_path, transcripts / f"{key}.log", self.timeout_s, trace)
         print(f"[boundary] {time.strftime('%H:%M:%S')} job {key} finished in {outcome.wall_s:.1f} s", flush=True)
         problems = [p for p in [outcome.problem, *record.errors] if p]
         if not record.finished and not problems:
             problems.append(f"job {key} ended before its script did (transcript: {outcome.transcript})")
-        self.jobs.append(
-            JobReport(key, outcome.wall_s, sorted(record.offered_union()), outcome.exit_code, problems, record.latencies_s)
-        )
+        network = read_trace(trace) if trace else None
+        report = JobReport(key, outcome.wall_s, sorted(record.offered_union()), outcome.exit_code, problems,
+                           record.latencies_s, network)
+        self.jobs.append(report)
         return outcome, record
 
     def problems_of(self, scenario: str, name: str) -> list[str]:

@@ -2,7 +2,8 @@
 
 Incident 1 (shared opencode data directory) and incident 4 (a sandbox that
 confines nothing): every target × channel must be DENIED by some layer, with
-the channel's control proving the probe could have worked.
+the channel's control proving the probe could have worked; and every layer
+the runner claims must be seen denying something.
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ from __future__ import annotations
 import pytest
 
 from boundary.crossjob import ProbeResult
-from boundary.plugin import scenario_id
+from boundary.plugin import RUNNER_KEY, scenario_id
 from boundary.probes import MATRIX, TARGETS
+from boundary.report import RunRecord
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -21,6 +23,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize(("target", "channel"), MATRIX, ids=ids)
     elif "written_target" in metafunc.fixturenames:
         metafunc.parametrize("written_target", list(TARGETS), ids=[f"{prefix}-{t}" for t in TARGETS])
+    elif "layer" in metafunc.fixturenames:
+        layers = list(metafunc.config.stash[RUNNER_KEY].denials)
+        metafunc.parametrize("layer", layers, ids=[f"{prefix}-{layer.replace(' ', '_')}" for layer in layers])
 
 
 def _verdict(results: dict[tuple[str, str], ProbeResult], target: str, channel: str) -> ProbeResult:
@@ -41,3 +46,14 @@ def test_cross_job_output(cross_job: dict[tuple[str, str], ProbeResult], written
     """Nothing job B printed or wrote holds job A's canary."""
     result = _verdict(cross_job, written_target, "job_output")
     assert result.verdict == "DENIED", f"{result.verdict}: {result.detail}"
+
+
+@pytest.mark.live
+def test_layer_denies(cross_job: object, boundary_record: RunRecord, layer: str) -> None:
+    """A layer the runner claims is shown working: it denied at least one probe.
+
+    Other layers may still hold every probe, but a layer that silently stopped
+    working is defence lost, and the run says so.
+    """
+    count = boundary_record.layer_counts()[layer]
+    assert count > 0, f"the runner claims the layer {layer!r}, but it denied none of the probes"

@@ -83,7 +83,9 @@ class OpenCode:
         directory.mkdir(parents=True, exist_ok=True)
         for name in ("package.json", "package-lock.json"):
             shutil.copy(tools.OPENCODE_CONFIG.source / name, directory / name)
-        (directory / "node_modules").symlink_to(tools.OPENCODE_CONFIG.require() / "node_modules")
+        modules = directory / "node_modules"
+        modules.unlink(missing_ok=True)
+        modules.symlink_to(tools.OPENCODE_CONFIG.require() / "node_modules")
         (paths.data / "home").mkdir(exist_ok=True)
         return directory
 

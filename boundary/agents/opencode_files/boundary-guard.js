@@ -1,6 +1,7 @@
 // boundary reference runner plugin for opencode.
-// 1. Removes every tool whose name matches a forbidden pattern (opencode's own
-//    server tools run unconfined; a deny rule cannot catch all of them).
+// 1. Refuses to run any tool whose name matches a forbidden pattern (opencode's
+//    own server tools run unconfined). The runner's config also removes them
+//    from the list offered to the model; this is the second line.
 // 2. Refuses a file tool whose path argument, after resolving symlinks,
 //    leaves the job's roots (the file tools run in the unconfined server, so
 //    the OS sandbox around the shell does not apply to them).
@@ -33,13 +34,10 @@ function globBase(pattern) {
 
 export const BoundaryGuard = async ({ directory }, options = {}) => {
   const roots = (options.roots ?? []).map(realpathLoose)
-  const forbidden = (options.forbiddenTools ?? []).map((glob) => new RegExp("^" + glob.replaceAll("*", ".*") + "$"))
+  const toRegExp = (glob) => new RegExp("^" + glob.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replaceAll("*", ".*") + "$")
+  const forbidden = (options.forbiddenTools ?? []).map(toRegExp)
   const inside = (p) => roots.some((root) => p === root || p.startsWith(root + path.sep))
   return {
-    config: async (config) => {
-      config.tools = { ...(config.tools ?? {}) }
-      for (const glob of options.forbiddenTools ?? []) config.tools[glob] = false
-    },
     "tool.execute.before": async ({ tool }, output) => {
       if (forbidden.some((re) => re.test(tool))) throw new Error(`boundary guard: tool ${tool} is not allowed`)
       const args = output.args ?? {}
