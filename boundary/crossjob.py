@@ -100,7 +100,10 @@ def _run_job_b(runner: Runner, session: Session, job: Job, targets: list[Target]
     own.path.write_text(f"{own.content}\n")
     controls = [make_probe(runner.agent, ch, own, _via(ch.name, own, job), "control") for ch in CHANNELS]
     probes = [
-        make_probe(runner.agent, ch, t, _via(ch.name, t, job), "probe") for t in targets for ch in CHANNELS if ch.applies_to(t)
+        make_probe(runner.agent, ch, t, _via(ch.name, t, job), "probe")
+        for t in targets
+        for ch in CHANNELS
+        if ch.applies_to(t)
     ]
     script = Script()
     script.add_calls([p.call for p in controls], runner.agent.serial_tools)
@@ -139,7 +142,10 @@ def _via(channel: str, target: Target, job: Job) -> Path:
 
 def _job_output_results(runner: Runner, transcript: Path, job: Job, targets: list[Target]) -> list[ProbeResult]:
     """Anything the job wrote (its transcript, its checkout, its data) must hold no target's canary."""
-    written = [transcript, *(p for root in (job.checkout, job.data_dir) for p in root.rglob("*") if p.is_file() and not p.is_symlink())]
+    written = [
+        transcript,
+        *(p for root in (job.checkout, job.data_dir) for p in root.rglob("*") if p.is_file() and not p.is_symlink()),
+    ]
     text = "\n".join(p.read_bytes().decode(errors="replace") for p in written)
     results = []
     for target in targets:

@@ -1,9 +1,9 @@
 """Runner state on disk: account, repository, and per-job checkout + data dir.
 
-    <state>/accounts/<account>/opencode.db    shared by the account's jobs
-    <state>/repos/<repo>.git                   a real git repository
-    <state>/checkouts/<job>/                   the job's checkout
-    <state>/checkouts/<job>.data/              its data dir (XDG_DATA_HOME), removed with it
+<state>/accounts/<account>/opencode.db    shared by the account's jobs
+<state>/repos/<repo>.git                   a real git repository
+<state>/checkouts/<job>/                   the job's checkout
+<state>/checkouts/<job>.data/              its data dir (XDG_DATA_HOME), removed with it
 """
 
 from __future__ import annotations

@@ -41,7 +41,18 @@ def wrap(argv: list[str], model_socket: Path, trace: Path | None = None) -> list
     if trace is not None:
         # strace becomes PID 1 and waits for every tracee: end the stragglers when the job ends.
         reaper = ["bash", "-c", '"$@"; rc=$?; kill -KILL -1 2>/dev/null; exit $rc', "traced-job"]
-        strace = ["strace", "-f", "--seccomp-bpf", "-qq", "-e", "trace=connect,sendto,sendmsg", "-e", "signal=none", "-o", str(trace)]
+        strace = [
+            "strace",
+            "-f",
+            "--seccomp-bpf",
+            "-qq",
+            "-e",
+            "trace=connect,sendto,sendmsg",
+            "-e",
+            "signal=none",
+            "-o",
+            str(trace),
+        ]
         argv = [*strace, "--", *reaper, *argv]
     missing = [tool for tool in ("unshare", "ip", "socat", "bash", "strace") if shutil.which(tool) is None]
     if missing:

@@ -26,15 +26,31 @@ DEFAULT_RUNNER = "boundary.runner:ReferenceRunner"
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("boundary", "live sandbox boundary tests")
-    group.addoption("--runner", default=DEFAULT_RUNNER, metavar="MODULE:ATTR",
-                    help=f"the runner under test: a callable taking sandbox=NAME (default: {DEFAULT_RUNNER})")
-    group.addoption("--sandbox", default="srt", metavar="NAME",
-                    help="the OS sandbox around the job's shell: srt (default) or passthrough (confines nothing)")
+    group.addoption(
+        "--runner",
+        default=DEFAULT_RUNNER,
+        metavar="MODULE:ATTR",
+        help=f"the runner under test: a callable taking sandbox=NAME (default: {DEFAULT_RUNNER})",
+    )
+    group.addoption(
+        "--sandbox",
+        default="srt",
+        metavar="NAME",
+        help="the OS sandbox around the job's shell: srt (default) or passthrough (confines nothing)",
+    )
     group.addoption("--boundary-report", metavar="PATH", type=Path, help="write the run's JSON report here")
-    group.addoption("--job-timeout", type=float, default=180.0, metavar="SECONDS",
-                    help="kill a job that runs longer (default: 180); its probes become INCONCLUSIVE")
-    group.addoption("--boundary-keep", action="store_true",
-                    help="keep the run's work directory (checkouts, transcripts) for inspection")
+    group.addoption(
+        "--job-timeout",
+        type=float,
+        default=180.0,
+        metavar="SECONDS",
+        help="kill a job that runs longer (default: 180); its probes become INCONCLUSIVE",
+    )
+    group.addoption(
+        "--boundary-keep",
+        action="store_true",
+        help="keep the run's work directory (checkouts, transcripts) for inspection",
+    )
 
 
 def load_runner(spec: str, sandbox: str) -> Runner:
@@ -57,7 +73,9 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     runner = load_runner(config.getoption("--runner"), config.getoption("--sandbox"))
     config.stash[RUNNER_KEY] = runner
-    config.stash[RUN_KEY] = RunRecord(runner.name, runner.agent.name, runner.sandbox.name, claimed_layers=list(runner.denials))
+    config.stash[RUN_KEY] = RunRecord(
+        runner.name, runner.agent.name, runner.sandbox.name, claimed_layers=list(runner.denials)
+    )
 
 
 def scenario_id(config: pytest.Config) -> str:
@@ -76,7 +94,9 @@ def boundary_record(pytestconfig: pytest.Config) -> RunRecord:
 
 
 @pytest.fixture(scope="session")
-def boundary_session(pytestconfig: pytest.Config, boundary_record: RunRecord, boundary_runner: Runner) -> Iterator[Session]:
+def boundary_session(
+    pytestconfig: pytest.Config, boundary_record: RunRecord, boundary_runner: Runner
+) -> Iterator[Session]:
     """The model server and work directory every live scenario of this session shares."""
     try:
         tools.install_all()
@@ -95,7 +115,9 @@ def boundary_session(pytestconfig: pytest.Config, boundary_record: RunRecord, bo
 
 
 @pytest.fixture(scope="session")
-def cross_job(boundary_session: Session, boundary_runner: Runner, boundary_record: RunRecord) -> dict[tuple[str, str], ProbeResult]:
+def cross_job(
+    boundary_session: Session, boundary_runner: Runner, boundary_record: RunRecord
+) -> dict[tuple[str, str], ProbeResult]:
     """Run the cross-job scenario once; its results keyed by (target, channel)."""
     try:
         results = run_cross_job(boundary_runner, boundary_session)
@@ -107,8 +129,9 @@ def cross_job(boundary_session: Session, boundary_runner: Runner, boundary_recor
 
 
 @pytest.fixture(scope="session")
-def offered_tools(cross_job: object, boundary_session: Session, boundary_runner: Runner,
-                  boundary_record: RunRecord) -> OfferedTools:
+def offered_tools(
+    cross_job: object, boundary_session: Session, boundary_runner: Runner, boundary_record: RunRecord
+) -> OfferedTools:
     """Every tool name offered to the model in every request of every job so far."""
     offered = frozenset(t for job in boundary_session.jobs for t in job.offered_tools)
     check = OfferedTools(boundary_runner.expected_tools(), offered, boundary_runner.forbidden_tools())

@@ -71,7 +71,13 @@ CHANNELS: list[Channel] = [
     Channel("shell_ls", True, lambda a, i, p: a.shell(i, f"ls -la {shlex.quote(str(p))}")),
 ]
 # Each target, and whether its file name is secret (then listing channels apply too).
-TARGETS = {"saved_output": True, "planted_tool_output": True, "shell_capture": True, "checkout_file": True, "account_db": False}
+TARGETS = {
+    "saved_output": True,
+    "planted_tool_output": True,
+    "shell_capture": True,
+    "checkout_file": True,
+    "account_db": False,
+}
 MATRIX = [(target, ch.name) for target, named in TARGETS.items() for ch in CHANNELS if named or not ch.listing]
 
 

@@ -138,7 +138,9 @@ class ReferenceRunner:
     def shell_policy(self, paths: JobPaths) -> ShellPolicy:
         """The shell sees none of the runner's state but its own checkout."""
         state = self._layout().state
-        return ShellPolicy(deny_read=[state], allow_read=[paths.checkout, paths.tmp], allow_write=[paths.checkout, paths.tmp])
+        return ShellPolicy(
+            deny_read=[state], allow_read=[paths.checkout, paths.tmp], allow_write=[paths.checkout, paths.tmp]
+        )
 
     def write_shell_wrapper(self, paths: JobPaths) -> Path:
         wrapper = paths.data / "shell"

@@ -53,9 +53,9 @@ exit 126
 
 
 class Srt:
-    name = "srt"
-    confines = True
-    startup_failures = ("bwrap: ", "Sandbox dependencies", "srt: ")
+    name: ClassVar[str] = "srt"
+    confines: ClassVar[bool] = True
+    startup_failures: ClassVar[tuple[str, ...]] = ("bwrap: ", "Sandbox dependencies", "srt: ")
 
     def settings(self, policy: ShellPolicy) -> dict[str, object]:
         return {
@@ -81,9 +81,9 @@ class Srt:
 class Passthrough:
     """Confines nothing: the control that proves the harness notices (incident 4)."""
 
-    name = "passthrough"
-    confines = False
-    startup_failures = ()
+    name: ClassVar[str] = "passthrough"
+    confines: ClassVar[bool] = False
+    startup_failures: ClassVar[tuple[str, ...]] = ()
 
     def wrapper(self, policy: ShellPolicy, workdir: Path) -> str:
         return _wrapper('exec /bin/bash -c "$2"')
@@ -92,7 +92,7 @@ class Passthrough:
         return "none"
 
 
-SANDBOXES: dict[str, type[Sandbox]] = {cls.name: cls for cls in (Srt, Passthrough)}
+SANDBOXES: dict[str, type[Sandbox]] = {"srt": Srt, "passthrough": Passthrough}
 
 
 def get_sandbox(name: str) -> Sandbox:

@@ -30,9 +30,9 @@ class JobReport:
             "offered_tools": self.offered_tools,
             "exit_code": self.exit_code,
             "problems": self.problems,
-            "network": None if self.network is None else {
-                "clean": self.network.clean, "inet": sorted(self.network.inet), "unix": sorted(self.network.unix)
-            },
+            "network": None
+            if self.network is None
+            else {"clean": self.network.clean, "inet": sorted(self.network.inet), "unix": sorted(self.network.unix)},
         }
 
 
@@ -60,8 +60,15 @@ class Session:
         if not record.finished and not problems:
             problems.append(f"job {key} ended before its script did (transcript: {outcome.transcript})")
         network = read_trace(trace) if trace else None
-        report = JobReport(key, outcome.wall_s, sorted(record.offered_union()), outcome.exit_code, problems,
-                           record.latencies_s, network)
+        report = JobReport(
+            key,
+            outcome.wall_s,
+            sorted(record.offered_union()),
+            outcome.exit_code,
+            problems,
+            record.latencies_s,
+            network,
+        )
         self.jobs.append(report)
         return outcome, record
 

@@ -6,7 +6,7 @@ import enum
 from dataclasses import dataclass
 
 
-class Verdict(str, enum.Enum):
+class Verdict(enum.StrEnum):
     DENIED = "DENIED"
     LEAKED = "LEAKED"
     INCONCLUSIVE = "INCONCLUSIVE"

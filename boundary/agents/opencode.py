@@ -6,7 +6,7 @@ import os
 import re
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from boundary import tools
 from boundary.layout import JobPaths
@@ -31,11 +31,11 @@ QUIET_ENV = {
 
 
 class OpenCode:
-    name = "opencode"
-    denials = {"agent permission": (PERMISSION_DENIAL,)}
-    non_boundary_refusals = ("Cannot read binary file",)
+    name: ClassVar[str] = "opencode"
+    denials: ClassVar[dict[str, tuple[str, ...]]] = {"agent permission": (PERMISSION_DENIAL,)}
+    non_boundary_refusals: ClassVar[tuple[str, ...]] = ("Cannot read binary file",)
     # Each shell call starts its own srt; concurrent ones race on srt's mount points.
-    serial_tools = frozenset({"bash"})
+    serial_tools: ClassVar[frozenset[str]] = frozenset({"bash"})
 
     def version(self) -> str:
         return tools.TOOLS.version("opencode-ai")

@@ -51,7 +51,7 @@ class ModelServer:
         self._server = _UnixHTTPServer(str(self.socket_path), _Handler)
         self._server.model = self
         os.chmod(self.socket_path, 0o666)  # jobs may run as another user
-        threading.Thread(target=self._server.serve_forever, name="model-server", daemon=True).start()
+        threading.Thread(target=self._server.serve_forever, args=(0.05,), name="model-server", daemon=True).start()
         return self
 
     def stop(self) -> None:

@@ -1,0 +1,27 @@
+# boundary: live sandbox boundary tests for coding-agent runners.
+
+set positional-arguments
+
+python := env_var_or_default("PYTHON", "python3")
+
+# List the recipes.
+default:
+    @just --list
+
+# Set up (apt packages, Python package, pinned npm tools), then run the live suite against the runner.
+runner-sandbox *args: setup
+    {{python}} -m pytest scenarios --boundary-report reports/runner-sandbox.json "$@"
+
+# Run the harness's own tests: unit tests and the sabotaged-runner controls (in parallel).
+test *args: setup
+    {{python}} -m pytest tests -n 2 "$@"
+
+# Lint and type-check.
+check:
+    {{python}} -m ruff check boundary tests scenarios
+    {{python}} -m ruff format --check boundary tests scenarios
+    {{python}} -m mypy
+
+# Install what boundary needs; quick when it is already there.
+setup:
+    @bash scripts/setup.sh

@@ -1,0 +1,68 @@
+"""`boundary` command line: tools, versions, and reading a run's report."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from boundary import tools
+
+
+def _tools_install(_: argparse.Namespace) -> int:
+    for prefix in tools.install_all():
+        print(f"[boundary] pinned npm tools ready: {prefix}")
+    return 0
+
+
+def _tools_versions(_: argparse.Namespace) -> int:
+    for package in ("opencode-ai", "@anthropic-ai/sandbox-runtime"):
+        print(f"{package} {tools.TOOLS.version(package)}")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    data = json.loads(Path(args.path).read_text())
+    results = data.get("results", [])
+    failing = [r for r in results if r["verdict"] != "DENIED"]
+    print(
+        f"{len(results)} probes, {len(failing)} not denied; jobs: "
+        + ", ".join(f"{j['name']} {j['wall_s']} s" for j in data.get("jobs", []))
+    )
+    for result in failing:
+        print(f"{result['verdict']}: {result['target']} via {result['channel']}: {result['detail']}")
+    offered = data.get("offered_tools") or {}
+    print(
+        f"offered tools: {'held' if offered.get('passed') else 'FAILED'}; added {offered.get('added')}, "
+        f"missing {offered.get('missing')}, forbidden {offered.get('forbidden')}"
+    )
+    return 0 if not failing and offered.get("passed") else 1
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="boundary", description="Live sandbox boundary test harness")
+    commands = root.add_subparsers(dest="command", required=True)
+    tools_parser = commands.add_parser("tools", help="the pinned npm tools (agents, sandboxes)")
+    tools_commands = tools_parser.add_subparsers(dest="tools_command", required=True)
+    tools_commands.add_parser("install", help="install from the committed lockfiles (quick when done)").set_defaults(
+        func=_tools_install
+    )
+    tools_commands.add_parser("versions", help="print the installed versions").set_defaults(func=_tools_versions)
+    report = commands.add_parser("report", help="summarise a JSON report; exit 1 if it failed")
+    report.add_argument("path")
+    report.set_defaults(func=_report)
+    return root
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except tools.ToolsError as error:
+        print(f"boundary: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Install what boundary needs, idempotently: apt packages, the Python package, the pinned npm tools.
+# Quick when everything is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(bubblewrap socat ripgrep iproute2 strace git nodejs npm util-linux)
+missing=()
+for package in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")
+done
+# nodejs may come from elsewhere (nodesource, nvm): accept a node >= 20 on PATH instead of the packages.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  missing=("${missing[@]/nodejs}"); missing=("${missing[@]/npm}")
+fi
+read -r -a missing <<<"${missing[*]:-}"
+if ((${#missing[@]})); then
+  echo "[setup] apt-get install ${missing[*]}"
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+PYTHON=${PYTHON:-python3}
+if ! "$PYTHON" -c 'import boundary, pathlib, sys; sys.exit(pathlib.Path(boundary.__file__).parent.parent != pathlib.Path.cwd())' 2>/dev/null \
+   || ! command -v just >/dev/null; then
+  echo "[setup] pip install -e .[dev]"
+  "$PYTHON" -m pip install -q --disable-pip-version-check -e '.[dev]'
+fi
+
+"$PYTHON" -m boundary.cli tools install

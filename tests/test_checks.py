@@ -1,0 +1,117 @@
+"""Offered-tools check, network trace reading, and the run record's pass rule and summary."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from boundary.crossjob import ProbeResult
+from boundary.nettrace import read_trace
+from boundary.offered import OfferedTools
+from boundary.report import RunRecord, summary_lines
+from boundary.session import JobReport
+
+EXPECTED = frozenset({"bash", "read"})
+
+
+def test_offered_exactly_expected_passes() -> None:
+    check = OfferedTools(EXPECTED, EXPECTED, ("opencode_*",))
+    assert check.passed and "exactly" in check.explain()
+
+
+def test_offered_new_tool_fails_with_the_difference() -> None:
+    check = OfferedTools(EXPECTED, (EXPECTED | {"opencode_session_move"}) - {"read"}, ("opencode_*",))
+    assert not check.passed
+    assert check.added == ["opencode_session_move"] and check.missing == ["read"]
+    assert check.forbidden == ["opencode_session_move"]
+    assert "added: opencode_session_move" in check.explain() and "missing: read" in check.explain()
+
+
+def test_forbidden_tool_fails_even_when_expected() -> None:
+    check = OfferedTools(EXPECTED | {"opencode_models"}, EXPECTED | {"opencode_models"}, ("opencode_*",))
+    assert not check.passed and check.forbidden == ["opencode_models"]
+
+
+def test_nothing_offered_is_inconclusive() -> None:
+    check = OfferedTools(EXPECTED, frozenset(), ())
+    assert not check.passed and "INCONCLUSIVE" in check.explain()
+
+
+TRACE = """\
+26 connect(20, {sa_family=AF_INET, sin_port=htons(4010), sin_addr=inet_addr("127.0.0.1")}, 16) = -1 EINPROGRESS
+13 connect(20, {sa_family=AF_UNIX, sun_path="/var/run/nscd/socket"}, 110) = -1 ENOENT (No such file or directory)
+11 sendto(13, [{nlmsg_len=20}], 20, 0, {sa_family=AF_NETLINK, nl_pid=0, nl_groups=00000000}, 12) = 20
+"""
+
+
+def test_trace_with_only_the_model_is_clean(tmp_path: Path) -> None:
+    (tmp_path / "t").write_text(TRACE)
+    use = read_trace(tmp_path / "t")
+    assert use.clean and use.unix == {"/var/run/nscd/socket"}
+
+
+def test_failed_dns_attempt_is_still_a_finding(tmp_path: Path) -> None:
+    """An attempt that the empty namespace refused still shows the agent tried to phone home."""
+    dns = '13 connect(20, {sa_family=AF_INET, sin_port=htons(53), sin_addr=inet_addr("10.0.0.53")}, 16) = -1 ENETUNREACH\n'
+    v6 = '9 connect(3, {sa_family=AF_INET6, sin6_port=htons(443), sin6_flowinfo=htonl(0), inet_pton(AF_INET6, "2001:db8::1", &sin6_addr)}, 28) = -1\n'
+    (tmp_path / "t").write_text(TRACE + dns + v6)
+    use = read_trace(tmp_path / "t")
+    assert not use.clean and use.foreign == ["10.0.0.53:53", "[2001:db8::1]:443"]
+
+
+def result(verdict: str, layer: str = "runner plugin", channel: str = "read") -> ProbeResult:
+    return ProbeResult("cross_job", "opencode", "srt", "reference", "saved_output", channel, verdict, layer, "d", 0.1)
+
+
+def record(*results: ProbeResult, tools: frozenset[str] = EXPECTED, traced: bool = True, tmp: Path) -> RunRecord:
+    (tmp / "t").write_text(TRACE)
+    job = JobReport("cross_job.job-b", 9.5, sorted(tools), 0, [], network=read_trace(tmp / "t") if traced else None)
+    run = RunRecord("reference", "opencode", "srt", {"opencode": "1.18.33"}, claimed_layers=["runner plugin"])
+    run.results.extend(results)
+    run.jobs.append(job)
+    run.offered = OfferedTools(EXPECTED, tools, ())
+    return run
+
+
+def test_all_denied_passes_and_the_table_shows_the_layer(tmp_path: Path) -> None:
+    run = record(result("DENIED"), tmp=tmp_path)
+    assert run.passed()
+    text = "\n".join(summary_lines(run))
+    assert "saved_output" in text and "plugin" in text and "RESULT: PASS" in text
+
+
+def test_any_leak_or_inconclusive_fails(tmp_path: Path) -> None:
+    for verdict in ("LEAKED", "INCONCLUSIVE"):
+        run = record(result("DENIED"), result(verdict, channel="grep"), tmp=tmp_path)
+        assert not run.passed()
+        assert f"{verdict}: saved_output via grep" in "\n".join(summary_lines(run))
+
+
+def test_silent_claimed_layer_fails(tmp_path: Path) -> None:
+    run = record(result("DENIED", layer="OS sandbox"), tmp=tmp_path)
+    assert run.silent_layers() == ["runner plugin"] and not run.passed()
+
+
+def test_untraced_job_or_no_results_fail(tmp_path: Path) -> None:
+    assert not record(result("DENIED"), traced=False, tmp=tmp_path).passed()
+    assert not record(tmp=tmp_path).passed()
+
+
+def test_json_report_has_the_documented_shape(tmp_path: Path) -> None:
+    run = record(result("DENIED"), tmp=tmp_path)
+    run.write_json(tmp_path / "r.json")
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert set(data["run"]) >= {"versions", "host", "started", "duration_s"}
+    assert set(data["results"][0]) == {
+        "scenario",
+        "agent",
+        "sandbox",
+        "runner",
+        "target",
+        "channel",
+        "verdict",
+        "layer",
+        "detail",
+        "duration_s",
+    }
+    assert set(data["jobs"][0]) >= {"name", "wall_s", "offered_tools"}

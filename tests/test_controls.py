@@ -1,0 +1,97 @@
+"""Live controls: the scenarios run against sabotaged runners must FAIL, and the reference runner must pass.
+
+Each control runs the real suite (real opencode, real srt, real git) in a
+subprocess pytest and reads its JSON report. A check no sabotage can trip is
+a defect, so every check of the live suite is tripped by at least one control.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
+SABOTAGE = "boundary.sabotage.runners"
+
+pytestmark = pytest.mark.live
+
+
+def run_suite(pytester: pytest.Pytester, *options: str) -> tuple[pytest.RunResult, dict[str, Any]]:
+    report = pytester.path / "report.json"
+    result = pytester.runpytest_subprocess(
+        str(SCENARIOS), "-p", "no:cacheprovider", "--boundary-report", str(report), *options, timeout=600
+    )
+    assert report.exists(), f"the suite wrote no report:\n{result.stdout.str()[-3000:]}"
+    return result, json.loads(report.read_text())
+
+
+def verdicts(report: dict[str, Any], channel: str) -> dict[str, str]:
+    return {r["target"]: r["verdict"] for r in report["results"] if r["channel"] == channel}
+
+
+def test_reference_runner_passes(pytester: pytest.Pytester) -> None:
+    """Every probe DENIED with a recognised layer, tools as expected, no network, every layer seen."""
+    result, report = run_suite(pytester)
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    assert {r["verdict"] for r in report["results"]} == {"DENIED"}
+    assert "unrecognised" not in {r["layer"] for r in report["results"]}
+    assert report["offered_tools"]["passed"]
+    assert all(count > 0 for count in report["layers"].values())
+    assert all(job["network"]["clean"] for job in report["jobs"])
+    result.stdout.fnmatch_lines(["*RESULT: PASS*"])
+
+
+def test_passthrough_sandbox_leaks_the_computed_path(pytester: pytest.Pytester) -> None:
+    """Incident 4: a shell wrapper that confines nothing; only the OS sandbox could stop a computed path."""
+    result, report = run_suite(pytester, "--sandbox", "passthrough")
+    assert result.ret == 1
+    assert set(verdicts(report, "shell_cat_computed").values()) == {"LEAKED"}
+    result.stdout.fnmatch_lines(["*LEAKED: *via shell_cat_computed*", "*RESULT: FAIL*"])
+
+
+def test_missing_plugin_leaks_through_a_symlink(pytester: pytest.Pytester) -> None:
+    """Without the guard, opencode's read tool follows a symlink in the job's own checkout."""
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:NoPlugin")
+    assert result.ret == 1
+    assert verdicts(report, "read_symlink")["checkout_file"] == "LEAKED"
+    assert report["layers"]["runner plugin"] == 0
+
+
+def test_shared_data_dir_leaks_saved_output(pytester: pytest.Pytester) -> None:
+    """Incident 1: jobs of one account share a data directory, so B reads A's saved output."""
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:SharedDataDir")
+    assert result.ret == 1
+    assert verdicts(report, "read")["saved_output"] == "LEAKED"
+
+
+def test_allow_all_permissions_is_a_lost_layer(pytester: pytest.Pytester) -> None:
+    """Other layers still hold, but the agent-permission layer denied nothing: the run fails."""
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:AllowAllDirectories")
+    assert result.ret == 1
+    assert report["layers"]["agent permission"] == 0
+    result.stdout.fnmatch_lines(["*FAILED*test_layer_denies*agent_permission*"])
+
+
+def test_opencode_mcp_tools_fail_the_offered_tools_check(pytester: pytest.Pytester) -> None:
+    """Incident 2: an MCP server named opencode offers opencode_session_move and the runner removes nothing."""
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:OpencodeMcp", "-k", "offered")
+    assert result.ret == 1
+    assert "opencode_session_move" in report["offered_tools"]["forbidden"]
+    result.stdout.fnmatch_lines(["*offered tools: FAILED*opencode_session_move*"])
+
+
+def test_phoning_home_fails_the_network_check(pytester: pytest.Pytester) -> None:
+    """A runner that lets opencode fetch its model catalog: the job tries DNS beyond loopback."""
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:PhonesHome", "-k", "network")
+    assert result.ret == 1
+    assert not all(job["network"]["clean"] for job in report["jobs"])
+    result.stdout.fnmatch_lines(["*FAILED*test_jobs_reach_only_the_model*"])
+
+
+def test_bad_runner_spec_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess(str(SCENARIOS), "--runner", "no.such.module:Runner")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--runner no.such.module:Runner: cannot build a runner*"])
