@@ -52,8 +52,14 @@ def test_trace_with_only_the_model_is_clean(tmp_path: Path) -> None:
 
 def test_failed_dns_attempt_is_still_a_finding(tmp_path: Path) -> None:
     """An attempt that the empty namespace refused still shows the agent tried to phone home."""
-    dns = '13 connect(20, {sa_family=AF_INET, sin_port=htons(53), sin_addr=inet_addr("10.0.0.53")}, 16) = -1 ENETUNREACH\n'
-    v6 = '9 connect(3, {sa_family=AF_INET6, sin6_port=htons(443), sin6_flowinfo=htonl(0), inet_pton(AF_INET6, "2001:db8::1", &sin6_addr)}, 28) = -1\n'
+    dns = (
+        '13 connect(20, {sa_family=AF_INET, sin_port=htons(53), sin_addr=inet_addr("10.0.0.53")}, 16)'
+        " = -1 ENETUNREACH\n"
+    )
+    v6 = (
+        "9 connect(3, {sa_family=AF_INET6, sin6_port=htons(443), sin6_flowinfo=htonl(0),"
+        ' inet_pton(AF_INET6, "2001:db8::1", &sin6_addr)}, 28) = -1\n'
+    )
     (tmp_path / "t").write_text(TRACE + dns + v6)
     use = read_trace(tmp_path / "t")
     assert not use.clean and use.foreign == ["10.0.0.53:53", "[2001:db8::1]:443"]
