@@ -16,6 +16,10 @@ runner-sandbox *args: setup
 test *args: setup
     {{python}} -m pytest tests -n 2 "$@"
 
+# What this host can run, and exactly why not (e.g. `just doctor --sandbox passthrough`, `--json`).
+doctor *args: setup
+    {{python}} -m boundary.cli doctor "$@"
+
 # Lint and type-check.
 check:
     {{python}} -m ruff check boundary tests scenarios

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from boundary import tools
+from boundary import doctor, tools
 
 
 def _tools_install(_: argparse.Namespace) -> int:
@@ -20,6 +20,15 @@ def _tools_versions(_: argparse.Namespace) -> int:
     for package in ("opencode-ai", "@anthropic-ai/sandbox-runtime"):
         print(f"{package} {tools.TOOLS.version(package)}")
     return 0
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    checks = doctor.run_checks(args.sandbox)
+    if args.json:
+        print(json.dumps([vars(check) for check in checks], indent=2))
+    else:
+        print("\n".join(doctor.format_checks(checks)))
+    return 0 if all(check.ok for check in checks) else 1
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -49,6 +58,10 @@ def parser() -> argparse.ArgumentParser:
         func=_tools_install
     )
     tools_commands.add_parser("versions", help="print the installed versions").set_defaults(func=_tools_versions)
+    check = commands.add_parser("doctor", help="what this host can run, and exactly why not; exit 1 on a problem")
+    check.add_argument("--sandbox", default="srt", help="the sandbox the live suite will use (default: srt)")
+    check.add_argument("--json", action="store_true", help="machine-readable output")
+    check.set_defaults(func=_doctor)
     report = commands.add_parser("report", help="summarise a JSON report; exit 1 if it failed")
     report.add_argument("path")
     report.set_defaults(func=_report)

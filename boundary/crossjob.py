@@ -9,6 +9,7 @@ file (the control), then on each target, all in one agent session.
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -87,10 +88,11 @@ def _plant(runner: Runner, job: Job) -> list[Target]:
 
 def _plant_in_database(db: Path) -> Target:
     token = canary.new_canary()
-    with sqlite3.connect(db) as connection:
+    with closing(sqlite3.connect(db)) as connection, connection:
         connection.execute("CREATE TABLE IF NOT EXISTS boundary_canary (token TEXT)")
         connection.execute("INSERT INTO boundary_canary VALUES (?)", (token,))
-    sqlite3.connect(db).execute("PRAGMA wal_checkpoint(TRUNCATE)").close()
+    with closing(sqlite3.connect(db)) as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # into the file itself, where a reader looks
     return Target("account_db", db, token)
 
 

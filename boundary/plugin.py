@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import importlib
+import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from boundary import tools
+from boundary import doctor, tools
 from boundary.crossjob import ProbeResult, run_cross_job
 from boundary.model import ModelServer
 from boundary.offered import OfferedTools
@@ -19,6 +20,7 @@ from boundary.runner import Runner
 from boundary.session import Session
 from boundary.versions import collect_versions
 
+WORKDIR_PREFIX = "boundary-run-"
 RUN_KEY = pytest.StashKey[RunRecord]()
 RUNNER_KEY = pytest.StashKey[Runner]()
 DEFAULT_RUNNER = "boundary.runner:ReferenceRunner"
@@ -98,15 +100,13 @@ def boundary_session(
     pytestconfig: pytest.Config, boundary_record: RunRecord, boundary_runner: Runner
 ) -> Iterator[Session]:
     """The model server and work directory every live scenario of this session shares."""
-    try:
-        tools.install_all()
-    except tools.ToolsError as error:
-        boundary_record.errors.append(str(error))
-        raise
+    _preflight(boundary_runner, boundary_record)
     boundary_record.versions = collect_versions(boundary_runner)
-    workdir = Path(tempfile.mkdtemp(prefix="boundary-"))
+    reap_leftovers()
+    workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-"))
     with ModelServer(workdir / "model.sock") as server:
         session = Session(server, workdir, pytestconfig.getoption("--job-timeout"), boundary_record.jobs)
+        session.progress = _progress_writer(pytestconfig)
         yield session
     if pytestconfig.getoption("--boundary-keep"):
         print(f"\n[boundary] work directory kept: {workdir}")
@@ -137,6 +137,35 @@ def offered_tools(
     check = OfferedTools(boundary_runner.expected_tools(), offered, boundary_runner.forbidden_tools())
     boundary_record.offered = check
     return check
+
+
+def _preflight(runner: Runner, record: RunRecord) -> None:
+    """Install the pinned tools, then fail every live test in seconds, with the fix, if this host cannot run them."""
+    try:
+        tools.install_all()
+    except tools.ToolsError as error:
+        record.errors.append(str(error))
+        raise
+    problem = doctor.first_problem(doctor.run_checks(runner.sandbox.name))
+    if problem:
+        record.errors.append(problem)
+        pytest.fail(f"{problem}\n(`boundary doctor` shows every check)", pytrace=False)
+
+
+def reap_leftovers() -> None:
+    """Remove work directories of earlier runs whose process is gone (killed before it could clean up)."""
+    for leftover in Path(tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}*"):
+        pid = leftover.name.removeprefix(WORKDIR_PREFIX).split("-")[0]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(leftover, ignore_errors=True)
+
+
+def _progress_writer(config: pytest.Config) -> Callable[[str], None]:
+    """Job start/finish lines straight to the terminal, past output capture, so a long job never looks hung."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None:
+        return lambda message: None  # an xdist worker: its controller shows progress
+    return lambda message: reporter.write_line(message)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -61,13 +61,18 @@ def _computed(path: Path) -> str:
     return f'"$(printf %s {encoded} | base64 -d)"'
 
 
+def _cat(path_expression: str) -> str:
+    """cat the file, keeping only canary-shaped strings: a large or binary file (a database) fits the reply whole."""
+    return f"cat {path_expression} | grep -a -o -E '{canary.PATTERN}'"
+
+
 CHANNELS: list[Channel] = [
     Channel("read", False, lambda a, i, p: a.read(i, p)),
     Channel("read_symlink", False, lambda a, i, p: a.read(i, p)),  # p is the link in the job's checkout
     Channel("grep", False, lambda a, i, p: a.grep(i, canary.PATTERN, p)),
     Channel("glob", True, lambda a, i, p: a.glob(i, "*", p)),
-    Channel("shell_cat", False, lambda a, i, p: a.shell(i, f"cat {shlex.quote(str(p))}")),
-    Channel("shell_cat_computed", False, lambda a, i, p: a.shell(i, f"cat {_computed(p)}")),
+    Channel("shell_cat", False, lambda a, i, p: a.shell(i, _cat(shlex.quote(str(p))))),
+    Channel("shell_cat_computed", False, lambda a, i, p: a.shell(i, _cat(_computed(p)))),
     Channel("shell_ls", True, lambda a, i, p: a.shell(i, f"ls -la {shlex.quote(str(p))}")),
 ]
 # Each target, and whether its file name is secret (then listing channels apply too).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,6 +44,7 @@ class Session:
     timeout_s: float = 180.0
     jobs: list[JobReport] = field(default_factory=list)
     trace_network: bool = True  # strace every job (~10% slower): proves no job touched the network
+    progress: Callable[[str], None] = print
 
     def create_job(self, runner: Runner, scenario: str, name: str) -> Job:
         return runner.create_job(name, model_url(f"{scenario}.{name}"))
@@ -53,9 +55,9 @@ class Session:
         transcripts = self.workdir / "transcripts"
         transcripts.mkdir(parents=True, exist_ok=True)
         trace = transcripts / f"{key}.strace" if self.trace_network else None
-        print(f"\n[boundary] {time.strftime('%H:%M:%S')} job {key} started", flush=True)
+        self.progress(f"[boundary] {time.strftime('%H:%M:%S')} job {key} started")
         outcome = run_job(job, self.server.socket_path, transcripts / f"{key}.log", self.timeout_s, trace)
-        print(f"[boundary] {time.strftime('%H:%M:%S')} job {key} finished in {outcome.wall_s:.1f} s", flush=True)
+        self.progress(f"[boundary] {time.strftime('%H:%M:%S')} job {key} finished in {outcome.wall_s:.1f} s")
         problems = [p for p in [outcome.problem, *record.errors] if p]
         if not record.finished and not problems:
             problems.append(f"job {key} ended before its script did (transcript: {outcome.transcript})")

@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(bubblewrap socat ripgrep iproute2 strace git nodejs npm util-linux)
 missing=()
+# In a Nix dev shell (flake.nix) or without dpkg, the system packages come from elsewhere.
+[ -n "${IN_NIX_SHELL:-}" ] || ! command -v dpkg-query >/dev/null && APT_PACKAGES=()
 for package in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")
 done
@@ -22,7 +24,7 @@ if ((${#missing[@]})); then
 fi
 
 PYTHON=${PYTHON:-python3}
-if ! "$PYTHON" -c 'import boundary, pathlib, sys; sys.exit(pathlib.Path(boundary.__file__).parent.parent != pathlib.Path.cwd())' 2>/dev/null \
+if ! "$PYTHON" -I -c 'import boundary, pathlib, sys; sys.exit(pathlib.Path(boundary.__file__).parent.parent != pathlib.Path.cwd())' 2>/dev/null \
    || ! command -v just >/dev/null; then
   echo "[setup] pip install -e .[dev]"
   "$PYTHON" -m pip install -q --disable-pip-version-check -e '.[dev]'

@@ -8,6 +8,7 @@ a defect, so every check of the live suite is tripped by at least one control.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -95,3 +96,19 @@ def test_bad_runner_spec_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess(str(SCENARIOS), "--runner", "no.such.module:Runner")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--runner no.such.module:Runner: cannot build a runner*"])
+
+
+def test_host_that_cannot_sandbox_fails_in_seconds(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Incident 5: bwrap cannot create its namespaces; every live test fails at once with the cause, none skipped."""
+    fake = pytester.mkdir("fakebin")
+    bwrap = fake / "bwrap"
+    bwrap.write_text("#!/bin/sh\necho 'bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted' >&2\nexit 1\n")
+    bwrap.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
+    result, report = run_suite(pytester)
+    assert result.ret == 1
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("errors", 0) > 0 and "skipped" not in outcomes and "passed" not in outcomes
+    assert report["run"]["errors"][0].startswith("cannot run here: bwrap namespaces")
+    result.stdout.fnmatch_lines(["*cannot run here: bwrap namespaces*fix:*"])
+    assert result.duration < 60

@@ -58,7 +58,16 @@ def test_computed_path_is_not_in_the_command_but_resolves_at_run_time(tmp_path: 
     call = make_probe(OpenCode(), BY_NAME["shell_cat_computed"], t, t.path, "p").call
     assert str(t.path) not in call.args["command"]
     output = subprocess.run(["bash", "-c", call.args["command"]], capture_output=True, text=True).stdout
-    assert output == t.content
+    assert output == t.content + "\n"
+
+
+def test_shell_cat_finds_a_canary_deep_in_a_binary_file(tmp_path: Path) -> None:
+    """The account database is binary and large: only canary-shaped strings come back, so the reply holds it."""
+    t = target(tmp_path)
+    t.path.write_bytes(b"\0\xff" * 300_000 + t.content.encode() + b"\0" * 1000)
+    call = make_probe(OpenCode(), BY_NAME["shell_cat"], t, t.path, "p").call
+    output = subprocess.run(["bash", "-c", call.args["command"]], capture_output=True, text=True).stdout
+    assert output == t.content + "\n"
 
 
 def test_control_must_return_the_own_canary(tmp_path: Path) -> None:

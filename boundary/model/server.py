@@ -100,9 +100,9 @@ class _Handler(BaseHTTPRequestHandler):
         request = chat.ChatRequest.parse(body)
         turn = next_turn(script, request, record)
         events = chat.stream_tool_calls(turn.calls) if turn.calls else chat.stream_text(turn.text)
-        self._send_sse(events)
         offered = frozenset(request.tools) if request.tools is not None else None
-        record.note_request(offered, time.monotonic() - started)
+        record.note_request(offered, time.monotonic() - started)  # before the reply: the job may act on it at once
+        self._send_sse(events)
 
     def _read_json(self, record: JobRecord) -> dict[str, Any] | None:
         raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))

@@ -1,0 +1,233 @@
+"""What this host can run, and exactly why not (incident 5: a host that cannot sandbox).
+
+Each check tries the real thing where it can (bwrap and unshare create their
+namespaces for real), because srt only checks that its commands exist. A
+failure names the cause it recognised and one exact fix; never a silent skip.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from boundary import tools
+from boundary.sandboxes import SANDBOXES
+
+SYSCTL_ROOT = Path("/proc/sys")  # tests point this at fake files
+TIMEOUT_S = 10.0
+MIN_NODE = 20
+
+# command -> (Debian package, what needs it)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "bwrap": ("bubblewrap", "srt"),
+    "socat": ("socat", "srt and the model bridge"),
+    "rg": ("ripgrep", "srt"),
+    "unshare": ("util-linux", "job namespaces"),
+    "ip": ("iproute2", "job loopback"),
+    "strace": ("strace", "the network trace"),
+    "git": ("git", "repositories"),
+    "node": ("nodejs", "the agents"),
+    "npm": ("npm", "installing the pinned tools"),
+}
+SRT_ONLY = frozenset({"bwrap", "rg"})
+
+# srt puts the shell in a network namespace; bwrap brings `lo` up itself there,
+# which is exactly the step AppArmor's userns restriction refuses.
+BWRAP_TRY = [
+    "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+    "--unshare-net", "--unshare-pid", "--die-with-parent", "--", "/bin/true",
+]  # fmt: skip
+
+APPARMOR_FIX = (
+    "install the bwrap-userns-restrict AppArmor profile (apt-get install apparmor-profiles; "
+    "ln -s /usr/share/apparmor/extra-profiles/bwrap-userns-restrict /etc/apparmor.d/ && systemctl reload apparmor), "
+    "or sysctl -w kernel.apparmor_restrict_unprivileged_userns=0"
+)
+CONTAINER_FIX = (
+    "run the container with --security-opt seccomp=unconfined (and apparmor=unconfined; "
+    "as root also --cap-add SYS_ADMIN)"
+)
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str  # e.g. "bwrap namespaces"
+    ok: bool
+    detail: str  # what was seen
+    fix: str = ""  # exact fix when not ok (one line, a command where possible)
+
+
+@dataclass(frozen=True)
+class Ran:
+    code: int | None  # None: not found or timed out (detail says which)
+    stdout: str
+    stderr: str
+
+
+def run(argv: list[str], timeout: float | None = None) -> Ran:
+    """Run argv (found on the current PATH); kill its whole process group on timeout."""
+    try:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    except OSError as error:
+        return Ran(None, "", f"{argv[0]}: {error.strerror}")
+    try:
+        out, err = proc.communicate(timeout=timeout or TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return Ran(None, "", f"timed out after {timeout or TIMEOUT_S:g} s")
+    return Ran(proc.returncode, out, err)
+
+
+def read_sysctl(name: str, root: Path | None = None) -> str | None:
+    """`kernel.x` read from ROOT/kernel/x; None when this kernel has no such knob."""
+    try:
+        return ((root or SYSCTL_ROOT) / name.replace(".", "/")).read_text().strip()
+    except OSError:
+        return None
+
+
+# Diagnosis rules, most definite first: a userns knob at 0 explains any refusal,
+# whatever the message; AppArmor only explains the refusals it causes.
+Rule = Callable[[str], tuple[str, str] | None]
+
+
+def _userns_clone_off(stderr: str) -> tuple[str, str] | None:
+    if read_sysctl("kernel.unprivileged_userns_clone") != "0":
+        return None
+    cause = "unprivileged user namespaces are off (kernel.unprivileged_userns_clone=0)"
+    return cause, "sysctl -w kernel.unprivileged_userns_clone=1"
+
+
+def _max_userns_zero(stderr: str) -> tuple[str, str] | None:
+    if read_sysctl("user.max_user_namespaces") != "0":
+        return None
+    return "no user namespaces allowed (user.max_user_namespaces=0)", "sysctl -w user.max_user_namespaces=15000"
+
+
+def _apparmor(stderr: str) -> tuple[str, str] | None:
+    refused = "Failed RTM_NEWADDR" in stderr or "Operation not permitted" in stderr
+    if not refused or read_sysctl("kernel.apparmor_restrict_unprivileged_userns") != "1":
+        return None
+    cause = "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1)"
+    return cause, APPARMOR_FIX
+
+
+def _uid_map(stderr: str) -> tuple[str, str] | None:
+    if "uid map" not in stderr and "uid_map" not in stderr:
+        return None
+    return "the user namespace's uid map was refused (AppArmor or a userns sysctl)", APPARMOR_FIX
+
+
+def _container(stderr: str) -> tuple[str, str] | None:
+    if "Operation not permitted" not in stderr:
+        return None
+    return "namespaces refused with no sysctl to blame: likely a container's seccomp profile", CONTAINER_FIX
+
+
+RULES: tuple[Rule, ...] = (_userns_clone_off, _max_userns_zero, _apparmor, _uid_map, _container)
+
+
+def diagnose(argv: list[str], stderr: str) -> tuple[str, str]:
+    """(cause, fix) for a namespace command that failed with this stderr."""
+    for rule in RULES:
+        found = rule(stderr)
+        if found:
+            return found
+    return "unknown failure", f"run the command shown by hand: {shlex.join(argv)}"
+
+
+def _try_namespaces(name: str, argv: list[str]) -> Check:
+    ran = run(argv)
+    if ran.code == 0:
+        return Check(name, True, f"`{shlex.join(argv)}` ran")
+    if ran.code is None and shutil.which(argv[0]) is None:
+        package = COMMANDS[argv[0]][0]
+        return Check(name, False, f"{argv[0]} not on PATH", f"apt-get install {package}")
+    cause, fix = diagnose(argv, ran.stderr)
+    status = "no exit" if ran.code is None else f"exit {ran.code}"
+    return Check(name, False, f"{cause} ({status}: {first_line(ran.stderr)})", fix)
+
+
+def first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "no output")
+
+
+def check_commands(sandbox: str = "srt") -> Check:
+    wanted = [c for c in COMMANDS if sandbox == "srt" or c not in SRT_ONLY]
+    missing = [c for c in wanted if shutil.which(c) is None]
+    if not missing:
+        return Check("commands on PATH", True, ", ".join(wanted))
+    detail = "missing " + ", ".join(f"{c} ({COMMANDS[c][1]})" for c in missing)
+    packages = dict.fromkeys(COMMANDS[c][0] for c in missing)  # ordered, no repeats
+    return Check("commands on PATH", False, detail, "apt-get install " + " ".join(packages))
+
+
+def check_node() -> Check:
+    ran = run(["node", "--version"])
+    if ran.code is None:
+        return Check("node version", False, f"node did not run: {first_line(ran.stderr)}", "apt-get install nodejs")
+    version = ran.stdout.strip()
+    match = re.match(r"v?(\d+)\.", version)
+    if match and int(match[1]) >= MIN_NODE:
+        return Check("node version", True, version)
+    # Debian 12 ships Node 18, so apt alone is not the fix.
+    fix = f"install Node.js >= {MIN_NODE}: curl -fsSL https://deb.nodesource.com/setup_{MIN_NODE}.x | bash - "
+    fix += "&& apt-get install nodejs"
+    seen = version or first_line(ran.stderr)
+    return Check("node version", False, f"node {seen} is not >= {MIN_NODE}", fix)
+
+
+def check_bwrap() -> Check:
+    return _try_namespaces("bwrap namespaces", BWRAP_TRY)
+
+
+def unshare_argv() -> list[str]:
+    """The namespaces jobs run in (as boundary.netns builds them), around /bin/true."""
+    user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
+    return ["unshare", *user, "--net", "--pid", "--fork", "--mount", "--mount-proc", "--", "/bin/true"]
+
+
+def check_unshare() -> Check:
+    return _try_namespaces("job namespaces", unshare_argv())
+
+
+def check_npm_tools() -> Check:
+    projects = (tools.TOOLS, tools.OPENCODE_CONFIG)
+    missing = [p for p in projects if not p.installed()]
+    if not missing:
+        return Check("pinned npm tools", True, "installed for the current lockfiles under " + str(tools.cache_root()))
+    detail = "not installed for the current lockfile: " + ", ".join(f"{p.name} ({p.prefix})" for p in missing)
+    return Check("pinned npm tools", False, detail, "boundary tools install")
+
+
+def run_checks(sandbox: str = "srt") -> list[Check]:
+    if sandbox not in SANDBOXES:
+        raise ValueError(f"unknown sandbox {sandbox!r}; expected one of: {', '.join(SANDBOXES)}")
+    checks = [check_commands(sandbox), check_node()]
+    if sandbox == "srt":
+        checks.append(check_bwrap())
+    return [*checks, check_unshare(), check_npm_tools()]
+
+
+def format_checks(checks: list[Check]) -> list[str]:
+    return [_format(check) for check in checks]
+
+
+def _format(check: Check) -> str:
+    if check.ok:
+        return f"ok   {check.name}: {check.detail}"
+    return f"FAIL {check.name}: {check.detail}" + (f" — fix: {check.fix}" if check.fix else "")
+
+
+def first_problem(checks: list[Check]) -> str | None:
+    """The one line to show when the live suite cannot run here."""
+    failing = next((check for check in checks if not check.ok), None)
+    return None if failing is None else f"cannot run here: {_format(failing).removeprefix('FAIL ')}"

@@ -1,0 +1,258 @@
+"""The doctor: each diagnosis simulated by its cause (fake commands on PATH, fake /proc/sys), and this host passing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from boundary import doctor
+from boundary.doctor import Check, first_problem, format_checks, run_checks
+
+SysctlSetter = Callable[..., None]
+FakeCommand = Callable[[str, str], None]
+
+
+@pytest.fixture
+def sysctls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SysctlSetter:
+    """A fake /proc/sys with unremarkable values; `sysctls(**{"kernel.x": "1"})` changes one."""
+    root = tmp_path / "proc-sys"
+    monkeypatch.setattr(doctor, "SYSCTL_ROOT", root)
+
+    def set_values(**values: str) -> None:
+        for name, value in values.items():
+            path = root / name.replace(".", "/")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(value + "\n")
+
+    set_values(**{"user.max_user_namespaces": "15000"})
+    return set_values
+
+
+@pytest.fixture
+def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeCommand:
+    """`fake(name, body)` puts a shell script `name` first on PATH."""
+    bin_dir = tmp_path / "fake-bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+    def make(name: str, body: str) -> None:
+        script = bin_dir / name
+        script.write_text(f"#!/bin/sh\n{body}\n")
+        script.chmod(0o755)
+
+    return make
+
+
+def failing(stderr: str) -> str:
+    return f"echo '{stderr}' >&2\nexit 1"
+
+
+def only_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, without: set[str]) -> None:
+    """PATH = one directory of symlinks to the real tools, minus `without`."""
+    bin_dir = tmp_path / "only-bin"
+    bin_dir.mkdir()
+    for name in set(doctor.COMMANDS) - without:
+        real = shutil.which(name)
+        assert real, f"this host lacks {name}"
+        (bin_dir / name).symlink_to(real)
+    monkeypatch.setenv("PATH", str(bin_dir))
+
+
+# --- bwrap: each cause of a refused namespace --------------------------------------------------------------
+
+
+def test_apparmor_restriction_is_named_with_its_fix(fake: FakeCommand, sysctls: SysctlSetter) -> None:
+    """Incident 5: Ubuntu 24.04's AppArmor userns restriction stops bwrap bringing up loopback."""
+    fake("bwrap", failing("bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted"))
+    sysctls(**{"kernel.apparmor_restrict_unprivileged_userns": "1"})
+    check = doctor.check_bwrap()
+    assert not check.ok and check.name == "bwrap namespaces"
+    assert "kernel.apparmor_restrict_unprivileged_userns=1" in check.detail
+    assert "Failed RTM_NEWADDR" in check.detail  # what was seen
+    assert "bwrap-userns-restrict" in check.fix
+    assert "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0" in check.fix
+
+
+def test_operation_not_permitted_under_apparmor_is_apparmor(fake: FakeCommand, sysctls: SysctlSetter) -> None:
+    fake("bwrap", failing("bwrap: Creating new namespace failed: Operation not permitted"))
+    sysctls(**{"kernel.apparmor_restrict_unprivileged_userns": "1"})
+    check = doctor.check_bwrap()
+    assert not check.ok and "AppArmor restricts" in check.detail and "bwrap-userns-restrict" in check.fix
+
+
+def test_refused_uid_map(fake: FakeCommand, sysctls: SysctlSetter) -> None:
+    fake("bwrap", failing("bwrap: setting up uid map: Permission denied"))
+    check = doctor.check_bwrap()
+    assert not check.ok and "uid map was refused" in check.detail
+    assert "bwrap-userns-restrict" in check.fix and "apparmor_restrict_unprivileged_userns=0" in check.fix
+
+
+def test_unprivileged_userns_clone_off(fake: FakeCommand, sysctls: SysctlSetter) -> None:
+    fake("bwrap", failing("bwrap: No permissions to creating new namespace"))
+    sysctls(**{"kernel.unprivileged_userns_clone": "0"})
+    check = doctor.check_bwrap()
+    assert not check.ok and "kernel.unprivileged_userns_clone=0" in check.detail
+    assert check.fix == "sysctl -w kernel.unprivileged_userns_clone=1"
+
+
+def test_userns_clone_off_wins_over_apparmor(fake: FakeCommand, sysctls: SysctlSetter) -> None:
+    """A knob at 0 refuses every user namespace: the AppArmor profile would not help."""
+    fake("bwrap", failing("bwrap: Creating new namespace failed: Operation not permitted"))
+    sysctls(**{"kernel.unprivileged_userns_clone": "0", "kernel.apparmor_restrict_unprivileged_userns": "1"})
+    assert doctor.check_bwrap().fix == "sysctl -w kernel.unprivileged_userns_clone=1"
+
+
+def test_max_user_namespaces_zero(fake: FakeCommand, sysctls: SysctlSetter) -> None:
+    fake("bwrap", failing("bwrap: Creating new namespace failed: No space left on device"))
+    sysctls(**{"user.max_user_namespaces": "0"})
+    check = doctor.check_bwrap()
+    assert not check.ok and "user.max_user_namespaces=0" in check.detail
+    assert check.fix == "sysctl -w user.max_user_namespaces=15000"
+
+
+def test_container_seccomp(fake: FakeCommand, sysctls: SysctlSetter) -> None:
+    fake("bwrap", failing("bwrap: Creating new namespace failed: Operation not permitted"))
+    check = doctor.check_bwrap()
+    assert not check.ok and "seccomp" in check.detail
+    assert "--security-opt seccomp=unconfined" in check.fix and "apparmor=unconfined" in check.fix
+
+
+def test_unknown_failure_shows_first_line_and_the_command(fake: FakeCommand, sysctls: SysctlSetter) -> None:
+    fake("bwrap", failing("\nbwrap: something new\nsecond line"))
+    check = doctor.check_bwrap()
+    assert not check.ok and "unknown failure" in check.detail and "bwrap: something new" in check.detail
+    assert "second line" not in check.detail
+    assert check.fix == "run the command shown by hand: " + " ".join(doctor.BWRAP_TRY)
+
+
+def test_hung_bwrap_times_out(fake: FakeCommand, sysctls: SysctlSetter, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hang is a failure, not a wait: the whole process group is killed at the timeout."""
+    fake("bwrap", "sleep 30 &\nsleep 30")  # a child holding the pipes too
+    monkeypatch.setattr(doctor, "TIMEOUT_S", 0.3)
+    started = time.monotonic()
+    check = doctor.check_bwrap()
+    assert time.monotonic() - started < 2
+    assert not check.ok and "timed out after 0.3 s" in check.detail and "run the command" in check.fix
+
+
+def test_missing_bwrap_is_not_a_namespace_diagnosis(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    only_commands(tmp_path, monkeypatch, without={"bwrap"})
+    check = doctor.check_bwrap()
+    assert not check.ok and check.detail == "bwrap not on PATH" and check.fix == "apt-get install bubblewrap"
+
+
+def test_sysctl_reader_follows_the_root(tmp_path: Path) -> None:
+    (tmp_path / "kernel").mkdir()
+    (tmp_path / "kernel" / "apparmor_restrict_unprivileged_userns").write_text("1\n")
+    assert doctor.read_sysctl("kernel.apparmor_restrict_unprivileged_userns", tmp_path) == "1"
+    assert doctor.read_sysctl("kernel.unprivileged_userns_clone", tmp_path) is None
+
+
+# --- the other checks ------------------------------------------------------------------------------------
+
+
+def test_missing_socat_names_only_its_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    only_commands(tmp_path, monkeypatch, without={"socat"})
+    check = doctor.check_commands("srt")
+    assert not check.ok and check.detail.startswith("missing socat")
+    assert check.fix == "apt-get install socat"
+
+
+def test_missing_commands_map_to_debian_packages(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    only_commands(tmp_path, monkeypatch, without={"bwrap", "rg", "unshare", "ip", "node"})
+    check = doctor.check_commands("srt")
+    assert check.fix == "apt-get install bubblewrap ripgrep util-linux iproute2 nodejs"
+
+
+def test_passthrough_needs_neither_bwrap_nor_rg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    only_commands(tmp_path, monkeypatch, without={"bwrap", "rg"})
+    assert doctor.check_commands("passthrough").ok
+    assert doctor.check_commands("srt").fix == "apt-get install bubblewrap ripgrep"
+
+
+def test_old_node(fake: FakeCommand) -> None:
+    fake("node", "echo v18.0.0")
+    check = doctor.check_node()
+    assert not check.ok and "v18.0.0" in check.detail and "Node.js >= 20" in check.fix
+
+
+def test_node_20_passes(fake: FakeCommand) -> None:
+    fake("node", "echo v20.0.1")
+    assert doctor.check_node() == Check("node version", True, "v20.0.1")
+
+
+def test_unshare_refused_as_in_a_container(fake: FakeCommand, sysctls: SysctlSetter) -> None:
+    fake("unshare", failing("unshare: unshare failed: Operation not permitted"))
+    check = doctor.check_unshare()
+    assert not check.ok and check.name == "job namespaces" and "seccomp" in check.detail
+    assert "--cap-add SYS_ADMIN" in check.fix
+
+
+def test_npm_tools_not_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BOUNDARY_CACHE", str(tmp_path / "empty-cache"))
+    check = doctor.check_npm_tools()
+    assert not check.ok and "tools (" in check.detail and "opencode-config (" in check.detail
+    assert check.fix == "boundary tools install"
+
+
+def test_unknown_sandbox_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown sandbox 'nope'"):
+        run_checks("nope")
+
+
+# --- the whole preflight -----------------------------------------------------------------------------------
+
+
+def test_this_host_passes() -> None:
+    """Debian 12 as root: bwrap works here, so every check must pass (nothing skipped)."""
+    checks = run_checks("srt")
+    names = [check.name for check in checks]
+    assert names == ["commands on PATH", "node version", "bwrap namespaces", "job namespaces", "pinned npm tools"]
+    assert all(check.ok for check in checks), "\n".join(format_checks(checks))
+    assert first_problem(checks) is None
+
+
+def test_passthrough_skips_bwrap_even_when_broken(fake: FakeCommand, sysctls: SysctlSetter) -> None:
+    fake("bwrap", failing("bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted"))
+    checks = run_checks("passthrough")
+    assert "bwrap namespaces" not in [check.name for check in checks]
+    assert all(check.ok for check in checks), "\n".join(format_checks(checks))
+
+
+def test_first_problem_is_one_line_with_the_fix(fake: FakeCommand, sysctls: SysctlSetter) -> None:
+    """Incident 5 end to end: the live suite cannot run here, and says why in one line."""
+    fake("bwrap", failing("bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted"))
+    sysctls(**{"kernel.apparmor_restrict_unprivileged_userns": "1"})
+    line = first_problem(run_checks("srt"))
+    assert line is not None and "\n" not in line
+    assert line.startswith("cannot run here: bwrap namespaces: AppArmor restricts unprivileged user namespaces")
+    assert f" — fix: {doctor.APPARMOR_FIX}" in line
+
+
+def test_format_checks() -> None:
+    checks = [
+        Check("node version", True, "v20.20.2"),
+        Check("commands on PATH", False, "missing socat", "apt-get install socat"),
+        Check("odd", False, "no fix known"),
+    ]
+    assert format_checks(checks) == [
+        "ok   node version: v20.20.2",
+        "FAIL commands on PATH: missing socat — fix: apt-get install socat",
+        "FAIL odd: no fix known",
+    ]
+
+
+def test_first_problem_picks_the_first_failure() -> None:
+    checks = [
+        Check("a", True, "fine"),
+        Check("b", False, "broken", "fix b"),
+        Check("c", False, "also broken", "fix c"),
+    ]
+    assert first_problem(checks) == "cannot run here: b: broken — fix: fix b"
+    assert first_problem(checks[:1]) is None
+    assert first_problem([]) is None
