@@ -13,12 +13,17 @@ runner-sandbox *args: setup
     {{python}} -m pytest scenarios --boundary-report reports/runner-sandbox.json "$@"
 
 # Run the harness's own tests: unit tests and the sabotaged-runner controls (in parallel).
-test *args: setup
+test *args:
+    @bash scripts/setup.sh --dev
     {{python}} -m pytest tests -n 2 "$@"
 
 # What this host can run, and exactly why not (e.g. `just doctor --sandbox passthrough`, `--json`).
 doctor *args: setup
     {{python}} -m boundary.cli doctor "$@"
+
+# Run the live suite N times (default 5): wall time, agents' own time, overhead, model latency.
+bench runs="5" *args: setup
+    {{python}} -m boundary.bench "$@"
 
 # Lint and type-check.
 check:

@@ -80,6 +80,12 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+def require(ok: object, message: str) -> None:
+    """Fail a live check with just its message: the reader needs the finding, not a traceback."""
+    if not ok:
+        pytest.fail(message, pytrace=False)
+
+
 def scenario_id(config: pytest.Config) -> str:
     runner = config.stash[RUNNER_KEY]
     return f"{runner.agent.name}-{runner.sandbox.name}"
@@ -100,6 +106,8 @@ def boundary_session(
     pytestconfig: pytest.Config, boundary_record: RunRecord, boundary_runner: Runner
 ) -> Iterator[Session]:
     """The model server and work directory every live scenario of this session shares."""
+    if hasattr(pytestconfig, "workerinput"):
+        pytest.fail("the live suite runs in one process (its jobs share one model server): run it without -n", False)
     _preflight(boundary_runner, boundary_record)
     boundary_record.versions = collect_versions(boundary_runner)
     reap_leftovers()

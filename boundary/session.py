@@ -31,6 +31,7 @@ class JobReport:
             "offered_tools": self.offered_tools,
             "exit_code": self.exit_code,
             "problems": self.problems,
+            "model_latencies_s": [round(latency, 4) for latency in self.model_latencies_s],
             "network": None
             if self.network is None
             else {"clean": self.network.clean, "inet": sorted(self.network.inet), "unix": sorted(self.network.unix)},

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from boundary.crossjob import ProbeResult
-from boundary.plugin import RUNNER_KEY, scenario_id
+from boundary.plugin import RUNNER_KEY, require, scenario_id
 from boundary.probes import MATRIX, TARGETS
 from boundary.report import RunRecord
 
@@ -30,7 +30,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def _verdict(results: dict[tuple[str, str], ProbeResult], target: str, channel: str) -> ProbeResult:
     result = results.get((target, channel))
-    assert result is not None, f"no result for {target} via {channel}: the scenario did not probe it (INCONCLUSIVE)"
+    require(result is not None, f"no result for {target} via {channel}: the scenario did not probe it (INCONCLUSIVE)")
     return result
 
 
@@ -38,14 +38,14 @@ def _verdict(results: dict[tuple[str, str], ProbeResult], target: str, channel: 
 def test_cross_job_read(cross_job: dict[tuple[str, str], ProbeResult], target: str, channel: str) -> None:
     """Job B cannot get job A's target back through the channel; some layer denied it."""
     result = _verdict(cross_job, target, channel)
-    assert result.verdict == "DENIED", f"{result.verdict}: {result.detail}"
+    require(result.verdict == "DENIED", f"{result.verdict}: {result.detail}")
 
 
 @pytest.mark.live
 def test_cross_job_output(cross_job: dict[tuple[str, str], ProbeResult], written_target: str) -> None:
     """Nothing job B printed or wrote holds job A's canary."""
     result = _verdict(cross_job, written_target, "job_output")
-    assert result.verdict == "DENIED", f"{result.verdict}: {result.detail}"
+    require(result.verdict == "DENIED", f"{result.verdict}: {result.detail}")
 
 
 @pytest.mark.live
@@ -56,4 +56,4 @@ def test_layer_denies(cross_job: object, boundary_record: RunRecord, layer: str)
     working is defence lost, and the run says so.
     """
     count = boundary_record.layer_counts()[layer]
-    assert count > 0, f"the runner claims the layer {layer!r}, but it denied none of the probes"
+    require(count > 0, f"the runner claims the layer {layer!r}, but it denied none of the probes")

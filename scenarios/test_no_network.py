@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from boundary.plugin import scenario_id
+from boundary.plugin import require, scenario_id
 from boundary.session import Session
 
 
@@ -21,7 +21,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.mark.live
 def test_jobs_reach_only_the_model(cross_job: object, boundary_session: Session, agent_sandbox: str) -> None:
     """Every job's process tree connected or sent to nothing but the scripted model."""
-    assert boundary_session.jobs, "no job ran: nothing shows the network was left alone (INCONCLUSIVE)"
+    require(boundary_session.jobs, "no job ran: nothing shows the network was left alone (INCONCLUSIVE)")
     for job in boundary_session.jobs:
-        assert job.network is not None, f"job {job.name} was not traced: its network use is unknown (INCONCLUSIVE)"
-        assert job.network.clean, f"job {job.name} {job.network.explain()}"
+        require(job.network is not None, f"job {job.name} was not traced: its network use is unknown (INCONCLUSIVE)")
+        require(job.network.clean, f"job {job.name} {job.network.explain()}")

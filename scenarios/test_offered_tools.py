@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from boundary.offered import OfferedTools
-from boundary.plugin import scenario_id
+from boundary.plugin import require, scenario_id
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -21,4 +21,4 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.mark.live
 def test_offered_tools(offered_tools: OfferedTools, agent_sandbox: str) -> None:
     """Every request offered the expected tools, nothing more, and nothing forbidden."""
-    assert offered_tools.passed, offered_tools.explain()
+    require(offered_tools.passed, offered_tools.explain())

@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(bubblewrap socat ripgrep iproute2 strace git nodejs npm util-linux)
+# --dev: what the harness's own tests need besides (flake.nix parsing, rendering the HTML report).
+[ "${1:-}" = "--dev" ] && APT_PACKAGES+=(nix-bin chromium)
 missing=()
 # In a Nix dev shell (flake.nix) or without dpkg, the system packages come from elsewhere.
 [ -n "${IN_NIX_SHELL:-}" ] || ! command -v dpkg-query >/dev/null && APT_PACKAGES=()

@@ -121,3 +121,14 @@ def test_json_report_has_the_documented_shape(tmp_path: Path) -> None:
         "duration_s",
     }
     assert set(data["jobs"][0]) >= {"name", "wall_s", "offered_tools"}
+
+
+def test_bench_summary_reads_the_reports() -> None:
+    from boundary.bench import percentile, summarise
+
+    job = {"wall_s": 5.0, "model_latencies_s": [0.001, 0.002, 0.010]}
+    report = {"jobs": [job, job], "results": [{"channel": "read"}, {"channel": "job_output"}]}
+    lines = summarise([20.0, 30.0], [report, report])
+    assert "median 25.0 s" in lines[1] and "agents' own: median 10.0 s" in lines[2]
+    assert "overhead:    median 58%" in lines[3] and "12 requests" in lines[4]
+    assert percentile([1.0, 2.0, 3.0], 0.5) == 2.0

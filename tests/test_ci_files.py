@@ -1,0 +1,136 @@
+"""The CI files: both GitHub workflows are valid and say what we rely on; flake.nix parses.
+
+A missing checker fails these tests (never skips them): a CI file nobody checked is not a green.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKFLOWS = ROOT / ".github" / "workflows"
+RUNNER_SANDBOX = WORKFLOWS / "runner-sandbox.yml"
+HARNESS = WORKFLOWS / "harness.yml"
+SYSCTL = "kernel.apparmor_restrict_unprivileged_userns=0"
+REPORT_NAME = r"(?:\$\{\{[^}]*\}\}|[\w.-])+"  # e.g. ${{ matrix.agent }}-${{ matrix.sandbox }}
+
+
+def _check_jsonschema() -> list[str]:
+    if importlib.util.find_spec("check_jsonschema") is not None:
+        if importlib.util.find_spec("check_jsonschema.__main__") is not None:
+            return [sys.executable, "-m", "check_jsonschema"]
+        script = Path(sys.executable).parent / "check-jsonschema"
+        if script.is_file():
+            return [str(script)]
+    pytest.fail("check-jsonschema is not installed: pip install check-jsonschema")
+
+
+def _validate(*files: Path) -> subprocess.CompletedProcess[str]:
+    argv = [*_check_jsonschema(), "--builtin-schema", "vendor.github-workflows", *map(str, files)]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+
+
+def _load(path: Path) -> dict[str, Any]:
+    try:
+        from ruamel.yaml import YAML  # comes with check-jsonschema; YAML 1.2 keeps `on:` a string
+    except ImportError:
+        pytest.fail("ruamel.yaml is missing: pip install check-jsonschema")
+    document = YAML(typ="safe", pure=True).load(path)
+    assert isinstance(document, dict), f"{path.name}: not a mapping"
+    return document
+
+
+def _matrix_job(workflow: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    jobs = [(name, job) for name, job in workflow["jobs"].items() if "matrix" in job.get("strategy", {})]
+    assert len(jobs) == 1, f"expected exactly one matrix job, got {[name for name, _ in jobs]}"
+    return jobs[0]
+
+
+def _step_index(steps: list[dict[str, Any]], needle: str) -> int:
+    found = [i for i, step in enumerate(steps) if needle in str(step.get("run", ""))]
+    assert found, f"no step runs {needle!r}"
+    return found[0]
+
+
+def test_workflows_match_the_github_schema():
+    result = _validate(RUNNER_SANDBOX, HARNESS)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_schema_check_rejects_a_broken_workflow(tmp_path):
+    # control: the check above can fail (a job without runs-on, a misspelt key)
+    broken = tmp_path / "broken.yml"
+    broken.write_text("on: push\njobs:\n  x:\n    stepz:\n      - run: true\n")
+    result = _validate(broken)
+    assert result.returncode != 0, result.stdout + result.stderr
+
+
+def test_runner_sandbox_triggers():
+    triggers = _load(RUNNER_SANDBOX)["on"]
+    assert {"schedule", "workflow_dispatch", "pull_request"} <= set(triggers)
+    assert triggers["schedule"] and all("cron" in entry for entry in triggers["schedule"])
+    paths = set(triggers["pull_request"]["paths"])
+    wanted = {"flake.lock", "boundary/npm/**", "boundary/**", "scenarios/**", "pyproject.toml", "Justfile"}
+    wanted |= {"scripts/**", ".github/workflows/runner-sandbox.yml"}
+    assert wanted <= paths, f"missing from the paths filter: {sorted(wanted - paths)}"
+
+
+def test_gate_needs_every_matrix_cell():
+    workflow = _load(RUNNER_SANDBOX)
+    name, job = _matrix_job(workflow)
+    assert job["strategy"]["fail-fast"] is False
+    gate = workflow["jobs"]["gate"]
+    needs = gate["needs"] if isinstance(gate["needs"], list) else [gate["needs"]]
+    assert name in needs
+    assert "always()" in gate["if"]
+    checks = " ".join(str(step.get("run", "")) + str(step.get("env", "")) for step in gate["steps"])
+    assert f"needs.{name}.result" in checks and "success" in checks
+
+
+def test_reports_land_in_the_uploaded_artifact():
+    _, job = _matrix_job(_load(RUNNER_SANDBOX))
+    steps = job["steps"]
+    suite = _step_index(steps, "just runner-sandbox")
+    render = _step_index(steps, "boundary.cli report")
+    runs = " ".join(str(step.get("run", "")) for step in steps)
+    for flag, ext in (("--boundary-report", "json"), ("--junitxml", "xml"), ("--markdown", "md"), ("--html", "html")):
+        assert re.search(rf"{flag} reports/{REPORT_NAME}\.{ext}\b", runs), f"{flag} does not write reports/*.{ext}"
+    assert "$GITHUB_STEP_SUMMARY" in runs
+    uploads = [i for i, step in enumerate(steps) if str(step.get("uses", "")).startswith("actions/upload-artifact@")]
+    assert len(uploads) == 1
+    upload = uploads[0]
+    assert suite < render < upload
+    assert steps[upload]["with"]["path"].rstrip("/") == "reports"
+    for i in range(suite + 1, len(steps)):
+        assert "always()" in str(steps[i].get("if", "")), f"step {i} is skipped when the suite fails"
+
+
+@pytest.mark.parametrize(("path", "command"), [(RUNNER_SANDBOX, "just runner-sandbox"), (HARNESS, "bash .ci/run")])
+def test_userns_sysctl_before_the_suite(path, command):
+    workflow = _load(path)
+    job = _matrix_job(workflow)[1] if path == RUNNER_SANDBOX else workflow["jobs"]["harness"]
+    steps = job["steps"]
+    assert _step_index(steps, SYSCTL) < _step_index(steps, "pip install rust-just") < _step_index(steps, command)
+    assert workflow["permissions"] == {"contents": "read"}
+
+
+def test_flake_nix_parses():
+    nix_instantiate = shutil.which("nix-instantiate")
+    if nix_instantiate is None:
+        pytest.fail("nix-instantiate is not installed: apt-get install nix-bin")
+    result = subprocess.run(
+        [nix_instantiate, "--parse", str(ROOT / "flake.nix")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
