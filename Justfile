@@ -10,7 +10,8 @@ default:
 
 # Set up (apt packages, Python package, pinned npm tools), then run the live suite against the runner.
 runner-sandbox *args: setup
-    {{python}} -m pytest scenarios --boundary-report reports/runner-sandbox.json "$@"
+    {{python}} -m pytest scenarios --boundary-report reports/runner-sandbox.json \
+        --boundary-html reports/runner-sandbox.html --boundary-markdown reports/runner-sandbox.md "$@"
 
 # Run the harness's own tests: unit tests and the sabotaged-runner controls (in parallel).
 test *args:

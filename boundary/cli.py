@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from boundary import doctor, tools
+from boundary import doctor, render, tools
 
 
 def _tools_install(_: argparse.Namespace) -> int:
@@ -33,20 +33,13 @@ def _doctor(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     data = json.loads(Path(args.path).read_text())
-    results = data.get("results", [])
-    failing = [r for r in results if r["verdict"] != "DENIED"]
-    print(
-        f"{len(results)} probes, {len(failing)} not denied; jobs: "
-        + ", ".join(f"{j['name']} {j['wall_s']} s" for j in data.get("jobs", []))
-    )
-    for result in failing:
-        print(f"{result['verdict']}: {result['target']} via {result['channel']}: {result['detail']}")
-    offered = data.get("offered_tools") or {}
-    print(
-        f"offered tools: {'held' if offered.get('passed') else 'FAILED'}; added {offered.get('added')}, "
-        f"missing {offered.get('missing')}, forbidden {offered.get('forbidden')}"
-    )
-    return 0 if not failing and offered.get("passed") else 1
+    for out, text in ((args.markdown, render.to_markdown), (args.html, render.to_html)):
+        if out:
+            Path(out).parent.mkdir(parents=True, exist_ok=True)
+            Path(out).write_text(text(data))
+    reasons = render.failures(data)
+    print("PASS — every check held" if not reasons else "FAIL — " + "; ".join(reasons))
+    return 1 if reasons else 0
 
 
 def parser() -> argparse.ArgumentParser:
@@ -62,8 +55,10 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--sandbox", default="srt", help="the sandbox the live suite will use (default: srt)")
     check.add_argument("--json", action="store_true", help="machine-readable output")
     check.set_defaults(func=_doctor)
-    report = commands.add_parser("report", help="summarise a JSON report; exit 1 if it failed")
+    report = commands.add_parser("report", help="render a JSON report; exit 1 if the run failed")
     report.add_argument("path")
+    report.add_argument("--markdown", metavar="OUT", help="write markdown (for $GITHUB_STEP_SUMMARY)")
+    report.add_argument("--html", metavar="OUT", help="write one self-contained HTML page")
     report.set_defaults(func=_report)
     return root
 

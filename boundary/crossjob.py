@@ -129,7 +129,7 @@ def _run_job_b(runner: Runner, session: Session, job: Job, targets: list[Target]
         )
         finding = judge(evidence, runner.denials)
         results.append(_result(runner, probe, finding, record.call_duration_s(probe.call.id)))
-    return results + _job_output_results(runner, outcome.transcript, job, targets)
+    return results + _job_output_results(runner, outcome.transcript, job, targets, problems)
 
 
 def _via(channel: str, target: Target, job: Job) -> Path:
@@ -142,8 +142,13 @@ def _via(channel: str, target: Target, job: Job) -> Path:
     return link
 
 
-def _job_output_results(runner: Runner, transcript: Path, job: Job, targets: list[Target]) -> list[ProbeResult]:
-    """Anything the job wrote (its transcript, its checkout, its data) must hold no target's canary."""
+def _job_output_results(
+    runner: Runner, transcript: Path, job: Job, targets: list[Target], problems: list[str]
+) -> list[ProbeResult]:
+    """Anything the job wrote (its transcript, its checkout, its data) must hold no target's canary.
+
+    Finding nothing proves something only if the job ran its whole script.
+    """
     written = [
         transcript,
         *(p for root in (job.checkout, job.data_dir) for p in root.rglob("*") if p.is_file() and not p.is_symlink()),
@@ -152,11 +157,14 @@ def _job_output_results(runner: Runner, transcript: Path, job: Job, targets: lis
     results = []
     for target in targets:
         leaked = canary.found([target.content], text)
-        finding = (
-            Finding(Verdict.LEAKED, "none", f"canary in the job's transcript or files: {', '.join(leaked)}")
-            if leaked
-            else Finding(Verdict.DENIED, "n/a", f"no canary in the job's transcript or its {len(written) - 1} files")
-        )
+        if leaked:
+            finding = Finding(Verdict.LEAKED, "none", f"canary in the job's transcript or files: {', '.join(leaked)}")
+        elif problems:
+            finding = Finding(Verdict.INCONCLUSIVE, "", "; ".join(problems))
+        else:
+            finding = Finding(
+                Verdict.DENIED, "n/a", f"no canary in the job's transcript or its {len(written) - 1} files"
+            )
         results.append(_result(runner, None, finding, None, target=target.name, channel="job_output"))
     return results
 

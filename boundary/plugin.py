@@ -41,6 +41,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="the OS sandbox around the job's shell: srt (default) or passthrough (confines nothing)",
     )
     group.addoption("--boundary-report", metavar="PATH", type=Path, help="write the run's JSON report here")
+    group.addoption("--boundary-html", metavar="PATH", type=Path, help="write the report as one HTML page")
+    group.addoption("--boundary-markdown", metavar="PATH", type=Path, help="write the report as markdown")
     group.addoption(
         "--job-timeout",
         type=float,
@@ -178,9 +180,17 @@ def _progress_writer(config: pytest.Config) -> Callable[[str], None]:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     record = session.config.stash.get(RUN_KEY, None)
-    path = session.config.getoption("--boundary-report", None)
-    if record is not None and path is not None and _was_used(record):
-        record.write_json(path)
+    if record is None or not _was_used(record):
+        return
+    writers = {
+        "--boundary-report": record.write_json,
+        "--boundary-html": record.write_html,
+        "--boundary-markdown": record.write_markdown,
+    }
+    for option, write in writers.items():
+        path = session.config.getoption(option, None)
+        if path is not None:
+            write(path)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:

@@ -11,9 +11,8 @@ from typing import Any
 
 from boundary.crossjob import ProbeResult
 from boundary.offered import OfferedTools
+from boundary.render import LAYER_SHORT, failures, to_html, to_markdown
 from boundary.session import JobReport
-
-LAYER_SHORT = {"agent permission": "perm", "runner plugin": "plugin", "OS sandbox": "os", "n/a": "ok"}
 
 
 @dataclass
@@ -37,9 +36,6 @@ class RunRecord:
                 counts[result.layer] += 1
         return counts
 
-    def network_clean(self) -> bool:
-        return bool(self.jobs) and all(job.network is not None and job.network.clean for job in self.jobs)
-
     def silent_layers(self) -> list[str]:
         return [layer for layer, count in self.layer_counts().items() if count == 0]
 
@@ -62,13 +58,17 @@ class RunRecord:
         }
 
     def write_json(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.as_dict(), indent=2) + "\n")
+        _write(path, json.dumps(self.as_dict(), indent=2) + "\n")
+
+    def write_html(self, path: Path) -> None:
+        _write(path, to_html(self.as_dict()))
+
+    def write_markdown(self, path: Path) -> None:
+        _write(path, to_markdown(self.as_dict()))
 
     def passed(self) -> bool:
-        probes_ok = bool(self.results) and all(r.verdict == "DENIED" for r in self.results)
-        checks_ok = bool(self.offered and self.offered.passed) and not self.silent_layers() and self.network_clean()
-        return probes_ok and checks_ok and not self.errors
+        """One pass rule for the terminal, JSON, markdown and HTML: the report's own (boundary.render)."""
+        return not failures(self.as_dict())
 
 
 def _cell(result: ProbeResult | None) -> str:
@@ -100,7 +100,8 @@ def summary_lines(record: RunRecord) -> list[str]:
         if result.verdict != "DENIED":
             lines.append(f"{result.verdict}: {result.target} via {result.channel}: {result.detail}")
     lines += [f"ERROR: {error}" for error in record.errors]
-    lines.append("RESULT: " + ("PASS — every probe denied" if record.passed() else "FAIL"))
+    reasons = failures(record.as_dict())
+    lines.append("RESULT: " + ("FAIL — " + "; ".join(reasons) if reasons else "PASS — every probe denied"))
     return lines
 
 
@@ -122,3 +123,8 @@ def _matrix(results: list[ProbeResult]) -> list[str]:
 
 def _problems(problems: list[str]) -> str:
     return f" — {'; '.join(problems)}" if problems else ""
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)

@@ -112,3 +112,11 @@ def test_host_that_cannot_sandbox_fails_in_seconds(pytester: pytest.Pytester, mo
     assert report["run"]["errors"][0].startswith("cannot run here: bwrap namespaces")
     result.stdout.fnmatch_lines(["*cannot run here: bwrap namespaces*fix:*"])
     assert result.duration < 60
+
+
+def test_timed_out_jobs_are_inconclusive_not_denied(pytester: pytest.Pytester) -> None:
+    """A job killed at its timeout proves nothing: every probe is INCONCLUSIVE, with the reason, and the run fails."""
+    result, report = run_suite(pytester, "--job-timeout", "1", "-k", "test_cross_job_read")
+    assert result.ret == 1
+    assert {r["verdict"] for r in report["results"]} == {"INCONCLUSIVE"}
+    assert all("timed out" in r["detail"] for r in report["results"])

@@ -1,0 +1,241 @@
+"""Rendering a JSON report as Markdown and HTML: the PASS rule, the matrix, escaping, and a real browser."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from collections.abc import Callable
+from html.parser import HTMLParser
+from typing import Any
+
+import pytest
+
+from boundary.render import passed, to_html, to_markdown
+
+TARGETS = ["saved_output", "planted_tool_output", "shell_capture", "checkout_file", "account_db"]
+CHANNELS = ["read", "read_symlink", "grep", "glob", "shell_cat", "shell_cat_computed", "shell_ls", "job_output"]
+LAYER = {"shell_cat": "agent permission", "shell_cat_computed": "OS sandbox", "shell_ls": "OS sandbox"}
+NOT_APPLICABLE = {("account_db", "glob"), ("account_db", "shell_ls")}  # a database has no file name to list
+TOOLS = ["bash", "edit", "glob", "grep", "read", "skill", "task", "todowrite", "webfetch", "write"]
+
+
+def _result(target: str, channel: str) -> dict[str, Any]:
+    layer = "n/a" if channel == "job_output" else LAYER.get(channel, "runner plugin")
+    detail = f"boundary guard: {channel} path /state/checkouts/job-a.data/{target} is outside the job"
+    where = {"scenario": "cross_job", "agent": "opencode", "sandbox": "srt", "runner": "reference", "duration_s": 0.5}
+    return where | {"target": target, "channel": channel, "verdict": "DENIED", "layer": layer, "detail": detail}
+
+
+def _job(name: str) -> dict[str, Any]:
+    network = {"clean": True, "inet": ["127.0.0.1:4010"], "unix": []}
+    return {"name": name, "wall_s": 7.5, "offered_tools": TOOLS, "exit_code": 0, "problems": [], "network": network}
+
+
+def make_report() -> dict[str, Any]:
+    """A passing run shaped like a real `--boundary-report` file: 5 targets × 8 channels (38 probes), 2 jobs."""
+    results = [_result(t, c) for t in TARGETS for c in CHANNELS if (t, c) not in NOT_APPLICABLE]
+    versions = {
+        "opencode": "1.18.33",
+        "srt": "0.0.83",
+        "bwrap": "bubblewrap 0.8.0",
+        "node": "v20.20.2",
+        "kernel": "6.1",
+    }
+    run = {"versions": versions, "runner": "reference", "agent": "opencode", "sandbox": "srt", "errors": []}
+    run |= {"started": "2026-11-30T11:09:38Z", "duration_s": 27.9}
+    offered = {"passed": True, "expected": TOOLS, "offered": TOOLS, "added": [], "missing": [], "forbidden": []}
+    layers = {"agent permission": 5, "runner plugin": 19, "OS sandbox": 9}
+    jobs = [_job("cross_job.job-a"), _job("cross_job.job-b")]
+    return {"run": run, "results": results, "jobs": jobs, "offered_tools": offered, "layers": layers}
+
+
+def make_failing() -> dict[str, Any]:
+    """The passthrough control: the shell is unconfined, so the OS sandbox denies nothing and canaries leak."""
+    report = make_report()
+    for result in report["results"]:
+        if result["channel"] in ("shell_cat_computed", "shell_ls"):
+            result |= {"verdict": "LEAKED", "layer": "none", "detail": f"canary came back: BOUNDARY-{result['target']}"}
+    _find(report, "checkout_file", "grep").update(verdict="INCONCLUSIVE", layer="none", detail="the tool never ran")
+    report["layers"]["OS sandbox"] = 0
+    return report
+
+
+def _find(report: dict[str, Any], target: str, channel: str) -> dict[str, Any]:
+    return next(r for r in report["results"] if (r["target"], r["channel"]) == (target, channel))
+
+
+class _Cells(HTMLParser):
+    """The matrix cells of a page, as their attribute dicts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cells: list[dict[str, str | None]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "td" and "cell" in (dict(attrs).get("class") or "").split():
+            self.cells.append(dict(attrs))
+
+
+def _cells(page: str) -> list[dict[str, str | None]]:
+    parser = _Cells()
+    parser.feed(page)
+    return parser.cells
+
+
+# --- passed() -------------------------------------------------------------------------------------------------
+
+
+def _leak(r: dict[str, Any]) -> None:
+    r["results"][3]["verdict"] = "LEAKED"
+
+
+def _inconclusive(r: dict[str, Any]) -> None:
+    r["results"][0]["verdict"] = "INCONCLUSIVE"
+
+
+def _untraced(r: dict[str, Any]) -> None:
+    r["jobs"][1]["network"] = None
+
+
+BREAKS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "leaked": _leak,
+    "inconclusive": _inconclusive,
+    "no results": lambda r: r.update(results=[]),
+    "offered tools failed": lambda r: r["offered_tools"].update(passed=False, added=["opencode_bash"]),
+    "offered tools null": lambda r: r.update(offered_tools=None),
+    "silent layer": lambda r: r["layers"].update({"OS sandbox": 0}),
+    "layers missing": lambda r: r.pop("layers"),
+    "network not clean": lambda r: r["jobs"][0]["network"].update(clean=False, inet=["1.1.1.1:53"]),
+    "network not traced": _untraced,
+    "no jobs": lambda r: r.update(jobs=[]),
+    "run error": lambda r: r["run"]["errors"].append("job-b never started"),
+}
+
+
+def test_a_clean_run_passes() -> None:
+    assert passed(make_report())
+
+
+@pytest.mark.parametrize("name", list(BREAKS))
+def test_each_failing_condition_flips_passed(name: str) -> None:
+    report = make_report()
+    BREAKS[name](report)
+    assert not passed(report)
+    assert "FAIL" in to_markdown(report) and '<h1 class="fail">' in to_html(report)
+
+
+# --- Markdown -------------------------------------------------------------------------------------------------
+
+
+def test_markdown_matrix_has_a_header_and_a_row_per_target() -> None:
+    lines = to_markdown(make_report()).splitlines()
+    assert "| target | read | read\\_symlink | grep | glob |" in "\n".join(lines)
+    header = next(i for i, line in enumerate(lines) if line.startswith("| target |"))
+    rows = lines[header + 2 : header + 2 + len(TARGETS)]
+    assert [row.split(" | ")[0] for row in rows] == [f"| {t.replace('_', chr(92) + '_')}" for t in TARGETS]
+    assert rows[0].count("✅") == 8 and rows[-1].count(" · ") == 2  # account_db: glob and shell_ls do not apply
+
+
+def test_markdown_shows_the_verdict_versions_and_checks() -> None:
+    text = to_markdown(make_report())
+    assert text.startswith("## ✅ boundary: PASS")
+    for version in (
+        "opencode 1.18.33 × srt 0.0.83",
+        "bubblewrap 0.8.0",
+        "node v20.20.2",
+        "kernel 6.1",
+        "**reference**",
+    ):
+        assert version in text
+    assert "offered tools:** ✅ held" in text and "agent permission 5, runner plugin 19, OS sandbox 9" in text
+    assert "| cross\\_job.job-a | 7.5 | 0 | ✅ clean | 127.0.0.1:4010 |" in text
+
+
+def test_markdown_shows_leaked_cells_and_their_detail() -> None:
+    text = to_markdown(make_failing())
+    assert text.startswith("## ❌ boundary: FAIL") and "layer OS sandbox denied nothing" in text
+    assert "| ❌ LEAKED | ❌ LEAKED | ✅ ok |" in text and "⚠️ INCONCLUSIVE" in text
+    assert "OS sandbox 0 ❌" in text and "### Not denied (10)" in text
+    assert "`shell_ls` ❌ LEAKED: canary came back: BOUNDARY-saved\\_output" in text
+
+
+@pytest.mark.parametrize(
+    "make", [make_report, make_failing, lambda: _all(make_report(), "LEAKED")], ids=["passing", "failing", "all leaked"]
+)
+def test_markdown_fits_one_screen(make: Callable[[], dict[str, Any]]) -> None:
+    """5 targets × 8 channels and 2 jobs stay within 60 lines, even when every probe failed."""
+    assert len(to_markdown(make()).splitlines()) <= 60
+
+
+def _all(report: dict[str, Any], verdict: str) -> dict[str, Any]:
+    for result in report["results"]:
+        result |= {"verdict": verdict, "detail": "x" * 160}
+    return report
+
+
+def test_markdown_says_what_was_not_checked() -> None:
+    report = make_report() | {"offered_tools": None, "results": []}
+    report.pop("layers")
+    _untraced(report)
+    text = to_markdown(report)
+    assert "offered tools:** ❌ not checked" in text and "not reported" in text and "❌ not traced" in text
+    assert "*no probe results*" in text and "FAIL" in text
+
+
+def test_markdown_escapes_tool_output() -> None:
+    report = make_failing()
+    _find(report, "saved_output", "shell_ls")["detail"] = "a | b <script>x</script> **bold**"
+    text = to_markdown(report)
+    assert "<script>" not in text and "&lt;script&gt;" in text and "a \\| b" in text and "\\*\\*bold" in text
+
+
+# --- HTML -----------------------------------------------------------------------------------------------------
+
+
+def test_html_is_self_contained() -> None:
+    page = to_html(make_failing())
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*https?://""", page, re.IGNORECASE)
+    assert "<script" not in page and "<link" not in page and "<style>" in page
+
+
+def test_html_matrix_cells_carry_verdict_class_and_coordinates() -> None:
+    cells = {(c["data-target"], c["data-channel"]): c for c in _cells(to_html(make_failing()))}
+    assert len(cells) == len(TARGETS) * len(CHANNELS)
+    assert cells["saved_output", "shell_ls"]["class"] == "cell leaked"
+    assert cells["checkout_file", "grep"]["class"] == "cell inconclusive"
+    assert cells["saved_output", "read"]["class"] == "cell denied"
+    assert cells["account_db", "glob"]["class"] == "cell na"
+    assert "canary came back" in (cells["saved_output", "shell_ls"]["title"] or "")
+
+
+def test_html_escapes_every_string_from_the_report() -> None:
+    report = make_failing()
+    _find(report, "saved_output", "shell_ls")["detail"] = '<script>alert("x")</script>'
+    report["run"]["errors"] = ["<img src=x onerror=alert(1)>"]
+    page = to_html(report)
+    assert "<script>" not in page and "<img" not in page
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page and "&lt;img src=x" in page
+
+
+def test_html_says_what_was_not_checked() -> None:
+    report = make_report() | {"offered_tools": None, "results": []}
+    report.pop("layers")
+    _untraced(report)
+    page = to_html(report)
+    assert "not checked" in page and "not reported" in page and "not traced" in page and "no probe results" in page
+    assert '<h1 class="fail">' in page and 'id="matrix"' not in page
+
+
+def test_html_renders_in_chromium(tmp_path: Any) -> None:
+    """A real browser parses the page and finds the matrix and a leaked cell."""
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.fail("chromium not found: apt-get install chromium")
+    page = tmp_path / "report.html"
+    page.write_text(to_html(make_failing()), encoding="utf-8")
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+    flags += ["--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'ud'}"]
+    done = subprocess.run([chromium, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert 'id="matrix"' in done.stdout and re.search(r'class="cell leaked"', done.stdout), done.stdout[:2000]
