@@ -173,9 +173,15 @@ def reap_leftovers() -> None:
 def _progress_writer(config: pytest.Config) -> Callable[[str], None]:
     """Job start/finish lines straight to the terminal, past output capture, so a long job never looks hung."""
     reporter = config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is None:
-        return lambda message: None  # an xdist worker: its controller shows progress
-    return lambda message: reporter.write_line(message)
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    if reporter is None or capture is None:
+        return lambda message: None
+
+    def write(message: str) -> None:
+        with capture.global_and_fixture_disabled():
+            reporter.write_line(message)
+
+    return write
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

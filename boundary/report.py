@@ -113,11 +113,11 @@ def _matrix(results: list[ProbeResult]) -> list[str]:
     by_cell = {(r.target, r.channel): r for r in results}
     width = max(len(t) for t in targets)
     widths = [max(len(c), 7) for c in channels]
-    header = " " * width + "  " + "  ".join(c.ljust(w) for c, w in zip(channels, widths, strict=True))
+    header = (" " * width + "  " + "  ".join(c.ljust(w) for c, w in zip(channels, widths, strict=True))).rstrip()
     rows = [header]
     for target in targets:
         cells = [_cell(by_cell.get((target, c))).ljust(w) for c, w in zip(channels, widths, strict=True)]
-        rows.append(target.ljust(width) + "  " + "  ".join(cells))
+        rows.append((target.ljust(width) + "  " + "  ".join(cells)).rstrip())
     return rows
 
 

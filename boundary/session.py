@@ -56,7 +56,8 @@ class Session:
         transcripts = self.workdir / "transcripts"
         transcripts.mkdir(parents=True, exist_ok=True)
         trace = transcripts / f"{key}.strace" if self.trace_network else None
-        self.progress(f"[boundary] {time.strftime('%H:%M:%S')} job {key} started")
+        calls = len(script.call_ids())
+        self.progress(f"[boundary] {time.strftime('%H:%M:%S')} job {key} started: {calls} scripted tool calls")
         outcome = run_job(job, self.server.socket_path, transcripts / f"{key}.log", self.timeout_s, trace)
         self.progress(f"[boundary] {time.strftime('%H:%M:%S')} job {key} finished in {outcome.wall_s:.1f} s")
         problems = [p for p in [outcome.problem, *record.errors] if p]
