@@ -134,3 +134,13 @@ def test_a_job_name_is_registered_once(server: ModelServer) -> None:
     server.open_job("j", Script())
     with pytest.raises(ValueError, match="already registered"):
         server.open_job("j", Script())
+
+
+def test_a_body_that_is_not_a_json_object_is_an_error(server: ModelServer) -> None:
+    record = server.open_job("j", Script())
+    connection = UnixConnection(server.socket_path)
+    connection.request("POST", "/jobs/j/v1/chat/completions", "[1, 2]", {"Content-Type": "application/json"})
+    response = connection.getresponse()
+    response.read()
+    connection.close()
+    assert response.status == 400 and any("not a JSON object" in e for e in record.errors)

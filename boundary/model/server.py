@@ -88,13 +88,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         started = time.monotonic()
+        raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))  # always: the client is still sending
         job, _, rest = self.path.removeprefix("/jobs/").partition("/")
         entry = self.server.model.lookup(job)
         if entry is None or not ("/" + rest).startswith(chat.PATH_SUFFIX):
             self._refuse()
             return
         script, record = entry
-        body = self._read_json(record)
+        body = self._parse_json(raw, record)
         if body is None:
             return
         request = chat.ChatRequest.parse(body)
@@ -104,15 +105,16 @@ class _Handler(BaseHTTPRequestHandler):
         record.note_request(offered, time.monotonic() - started)  # before the reply: the job may act on it at once
         self._send_sse(events)
 
-    def _read_json(self, record: JobRecord) -> dict[str, Any] | None:
-        raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+    def _parse_json(self, raw: bytes, record: JobRecord) -> dict[str, Any] | None:
         try:
             body = json.loads(raw)
         except json.JSONDecodeError as error:
-            record.note_error(f"request body is not JSON: {error}")
+            body = error
+        if not isinstance(body, dict):
+            record.note_error(f"request body is not a JSON object: {str(body)[:200]}")
             self.send_error(400)
             return None
-        return body if isinstance(body, dict) else None
+        return body
 
     def _send_sse(self, events: Any) -> None:
         payload = "".join(events).encode()
