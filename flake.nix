@@ -24,6 +24,9 @@
             pkgs.util-linux
             pkgs.dbus
             pkgs.dnsmasq
+            pkgs.systemd # systemd-resolved, for the host-health checks
+            pkgs.check-jsonschema
+            pkgs.nix
           ];
           # The package itself (for its pytest entry point) and the pinned npm tools install
           # from the repository: `just runner-sandbox` runs scripts/setup.sh, which skips apt here.
