@@ -15,7 +15,7 @@ from pathlib import Path
 
 from boundary import canary
 from boundary.layout import create_repository, project_id
-from boundary.model import Script
+from boundary.model import JobRecord, Script
 from boundary.probes import CHANNELS, Probe, Target, control_problem, make_probe
 from boundary.runner import Job, Runner
 from boundary.session import Session
@@ -97,39 +97,51 @@ def _plant_in_database(db: Path) -> Target:
 
 
 def _run_job_b(runner: Runner, session: Session, job: Job, targets: list[Target]) -> list[ProbeResult]:
-    name = canary.new_canary()
-    own = Target("own_file", job.checkout / f"own-{name}.txt", canary.new_canary(), name)
-    own.path.write_text(f"{own.content}\n")
-    controls = [make_probe(runner.agent, ch, own, _via(ch.name, own, job), "control") for ch in CHANNELS]
-    probes = [
-        make_probe(runner.agent, ch, t, _via(ch.name, t, job), "probe")
-        for t in targets
-        for ch in CHANNELS
-        if ch.applies_to(t)
-    ]
+    controls, probes = _plan(runner, job, targets)
     script = Script()
-    script.add_calls([p.call for p in controls], runner.agent.serial_tools)
+    script.add_calls([p.call for p in controls], runner.agent.serial_tools)  # every control before any probe
     script.add_calls([p.call for p in probes], runner.agent.serial_tools)
     before = {t.name: t.presence() for t in targets}
     outcome, record = session.run(job, SCENARIO, script)
-    after = {t.name: t.presence() for t in targets}
+    absent = {t.name: before[t.name] or t.presence() for t in targets}  # there before and after, or why not
     problems = session.problems_of(SCENARIO, job.name)
+    results = _judge(runner, controls, probes, record, absent, problems)
+    return results + _job_output_results(runner, outcome.transcript, job, targets, problems)
+
+
+def _plan(runner: Runner, job: Job, targets: list[Target]) -> tuple[list[Probe], list[Probe]]:
+    """A control per channel on the job's own file, then every channel on every target it applies to."""
+    name = canary.new_canary()
+    own = Target("own_file", job.checkout / f"own-{name}.txt", canary.new_canary(), name)
+    own.path.write_text(f"{own.content}\n")
+    agent = runner.agent
+    controls = [make_probe(agent, ch, own, _via(ch.name, own, job), "control") for ch in CHANNELS]
+    probes = [
+        make_probe(agent, ch, t, _via(ch.name, t, job), "probe") for t in targets for ch in CHANNELS if ch.applies_to(t)
+    ]
+    return controls, probes
+
+
+def _judge(
+    runner: Runner,
+    controls: list[Probe],
+    probes: list[Probe],
+    record: JobRecord,
+    absent: dict[str, str | None],
+    problems: list[str],
+) -> list[ProbeResult]:
     results_of = {call_id: runner.agent.full_result(text) for call_id, text in record.results.items()}
     control_of = {p.channel.name: control_problem(p, results_of.get(p.call.id)) for p in controls}
+    refusals = runner.agent.non_boundary_refusals + runner.sandbox.startup_failures
     results = []
     for probe in probes:
         result = results_of.get(probe.call.id)
         evidence = Evidence(
-            leaked=probe.leaked(result),
-            result=result,
-            target_present=before[probe.target.name] or after[probe.target.name],
-            control=control_of[probe.channel.name],
-            job_problems=problems,
-            non_boundary_refusals=runner.agent.non_boundary_refusals + runner.sandbox.startup_failures,
+            probe.leaked(result), result, absent[probe.target.name], control_of[probe.channel.name], problems, refusals
         )
         finding = judge(evidence, runner.denials)
         results.append(_result(runner, probe, finding, record.call_duration_s(probe.call.id)))
-    return results + _job_output_results(runner, outcome.transcript, job, targets, problems)
+    return results
 
 
 def _via(channel: str, target: Target, job: Job) -> Path:
