@@ -8,6 +8,7 @@ file (the control), then on each target, all in one agent session.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from contextlib import closing
 from dataclasses import asdict, dataclass
@@ -146,6 +147,8 @@ def _judge(
 
 def _via(channel: str, target: Target, job: Job) -> Path:
     """The path a channel names: for read_symlink, a link in the job's own checkout (as a repository may carry)."""
+    if channel == "read_relative":
+        return Path(os.path.relpath(target.path, job.checkout))
     if channel != "read_symlink":
         return target.path
     link = job.checkout / "links" / target.name

@@ -69,6 +69,7 @@ def _cat(path_expression: str) -> str:
 CHANNELS: list[Channel] = [
     Channel("read", False, lambda a, i, p: a.read(i, p)),
     Channel("read_symlink", False, lambda a, i, p: a.read(i, p)),  # p is the link in the job's checkout
+    Channel("read_relative", False, lambda a, i, p: a.read(i, p)),  # p is relative to the checkout: ../job-a/…
     Channel("grep", False, lambda a, i, p: a.grep(i, canary.PATTERN, p)),
     Channel("glob", True, lambda a, i, p: a.glob(i, "*", p)),
     Channel("shell_cat", False, lambda a, i, p: a.shell(i, _cat(shlex.quote(str(p))))),
