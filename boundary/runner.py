@@ -85,7 +85,8 @@ class ReferenceRunner:
 
     def create_job(self, name: str, model_url: str) -> Job:
         paths = self.job_paths(name)
-        assert self.repository is not None, "setup() first"
+        if self.repository is None:
+            raise RuntimeError("the runner has no repository yet: call setup() first")
         clone(self.repository, paths.checkout)
         paths.create_dirs()
         config_dir = self.agent.seed_config_dir(paths)

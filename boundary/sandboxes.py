@@ -29,7 +29,6 @@ class ShellPolicy:
 
 class Sandbox(Protocol):
     name: ClassVar[str]
-    confines: ClassVar[bool]
     startup_failures: ClassVar[tuple[str, ...]]  # texts that show the sandbox never ran the command
 
     def wrapper(self, policy: ShellPolicy, workdir: Path) -> str:
@@ -54,7 +53,6 @@ exit 126
 
 class Srt:
     name: ClassVar[str] = "srt"
-    confines: ClassVar[bool] = True
     startup_failures: ClassVar[tuple[str, ...]] = ("bwrap: ", "Sandbox dependencies", "srt: ")
 
     def settings(self, policy: ShellPolicy) -> dict[str, object]:
@@ -82,7 +80,6 @@ class Passthrough:
     """Confines nothing: the control that proves the harness notices (incident 4)."""
 
     name: ClassVar[str] = "passthrough"
-    confines: ClassVar[bool] = False
     startup_failures: ClassVar[tuple[str, ...]] = ()
 
     def wrapper(self, policy: ShellPolicy, workdir: Path) -> str:

@@ -58,23 +58,25 @@ class Session:
         trace = transcripts / f"{key}.strace" if self.trace_network else None
         calls = len(script.call_ids())
         self.progress(f"[boundary] {time.strftime('%H:%M:%S')} job {key} started: {calls} scripted tool calls")
+        strays_before = len(self.server.stray)
         outcome = run_job(job, self.server.socket_path, transcripts / f"{key}.log", self.timeout_s, trace)
         self.progress(f"[boundary] {time.strftime('%H:%M:%S')} job {key} finished in {outcome.wall_s:.1f} s")
-        problems = [p for p in [outcome.problem, *record.errors] if p]
+        problems = self._problems(key, outcome, record, self.server.stray[strays_before:])
+        network = read_trace(trace) if trace else None
+        offered = sorted(record.offered_union())
+        self.jobs.append(
+            JobReport(key, outcome.wall_s, offered, outcome.exit_code, problems, record.latencies_s, network)
+        )
+        return outcome, record
+
+    @staticmethod
+    def _problems(key: str, outcome: JobOutcome, record: JobRecord, strays: list[str]) -> list[str]:
+        """Everything that makes this job's probes prove nothing."""
+        stray = [f"the model server got a request no job claimed: {request}" for request in strays]
+        problems = [p for p in [outcome.problem, *record.errors, *stray] if p]
         if not record.finished and not problems:
             problems.append(f"job {key} ended before its script did (transcript: {outcome.transcript})")
-        network = read_trace(trace) if trace else None
-        report = JobReport(
-            key,
-            outcome.wall_s,
-            sorted(record.offered_union()),
-            outcome.exit_code,
-            problems,
-            record.latencies_s,
-            network,
-        )
-        self.jobs.append(report)
-        return outcome, record
+        return problems
 
     def problems_of(self, scenario: str, name: str) -> list[str]:
         key = f"{scenario}.{name}"

@@ -30,9 +30,6 @@ class ModelServer:
         self._lock = threading.Lock()
         self._server: _UnixHTTPServer | None = None
 
-    def base_path(self, job: str) -> str:
-        return f"/jobs/{job}/v1"
-
     def open_job(self, job: str, script: Script) -> JobRecord:
         with self._lock:
             if job in self.jobs:
