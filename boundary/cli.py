@@ -8,11 +8,16 @@ import sys
 from pathlib import Path
 
 from boundary import doctor, render, tools
+from boundary.host.namespace import HostError, resolved_root
 
 
 def _tools_install(_: argparse.Namespace) -> int:
     for prefix in tools.install_all():
         print(f"[boundary] pinned npm tools ready: {prefix}")
+    try:
+        print(f"[boundary] systemd-resolved for the namespace host (extracted, not installed): {resolved_root()}")
+    except HostError as error:  # not fatal here: `--host live` needs none of it; the live suite says the same
+        print(f"boundary: warning: --host namespace cannot boot until this is fixed: {error}", file=sys.stderr)
     return 0
 
 
@@ -23,7 +28,7 @@ def _tools_versions(_: argparse.Namespace) -> int:
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    checks = doctor.run_checks(args.sandbox)
+    checks = doctor.run_checks(args.sandbox, args.host)
     if args.json:
         print(json.dumps([vars(check) for check in checks], indent=2))
     else:
@@ -53,6 +58,7 @@ def parser() -> argparse.ArgumentParser:
     tools_commands.add_parser("versions", help="print the installed versions").set_defaults(func=_tools_versions)
     check = commands.add_parser("doctor", help="what this host can run, and exactly why not; exit 1 on a problem")
     check.add_argument("--sandbox", default="srt", help="the sandbox the live suite will use (default: srt)")
+    check.add_argument("--host", default="namespace", choices=("namespace", "live"), help="where jobs will run")
     check.add_argument("--json", action="store_true", help="machine-readable output")
     check.set_defaults(func=_doctor)
     report = commands.add_parser("report", help="render a JSON report; exit 1 if the run failed")

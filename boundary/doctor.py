@@ -13,11 +13,14 @@ import shlex
 import shutil
 import signal
 import subprocess
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from boundary import tools
+from boundary.host.live import LiveHost
+from boundary.host.namespace import HostError, NamespaceHost
 from boundary.sandboxes import SANDBOXES
 
 SYSCTL_ROOT = Path("/proc/sys")  # tests point this at fake files
@@ -35,6 +38,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "git": ("git", "repositories"),
     "node": ("nodejs", "the agents"),
     "npm": ("npm", "installing the pinned tools"),
+    "nsenter": ("util-linux", "running jobs inside the namespace host"),
+    "dbus-daemon": ("dbus", "the namespace host's system bus"),
+    "dnsmasq": ("dnsmasq-base", "the namespace host's upstream DNS"),
 }
 SRT_ONLY = frozenset({"bwrap", "rg"})
 
@@ -208,13 +214,31 @@ def check_npm_tools() -> Check:
     return Check("pinned npm tools", False, detail, "boundary tools install")
 
 
-def run_checks(sandbox: str = "srt") -> list[Check]:
+def check_host(mode: str) -> Check:
+    """Boot the host the jobs will run on (about 0.1 s for a namespace host), or check the live one has a bus."""
+    host = NamespaceHost(Path(tempfile.mkdtemp(prefix="boundary-doctor-"))) if mode == "namespace" else LiveHost()
+    try:
+        host.start()
+    except HostError as error:
+        first, _, rest = str(error).partition("\n")
+        return Check(f"{mode} host", False, first, rest.strip().splitlines()[-1] if rest.strip() else "")
+    finally:
+        host.stop()
+        if isinstance(host, NamespaceHost):
+            shutil.rmtree(host.workdir, ignore_errors=True)
+    return Check(
+        f"{mode} host", True, f"booted in {host.boot_s:.2f} s" if mode == "namespace" else "system bus present"
+    )
+
+
+def run_checks(sandbox: str = "srt", host: str = "namespace") -> list[Check]:
     if sandbox not in SANDBOXES:
         raise ValueError(f"unknown sandbox {sandbox!r}; expected one of: {', '.join(SANDBOXES)}")
     checks = [check_commands(sandbox), check_node()]
     if sandbox == "srt":
         checks.append(check_bwrap())
-    return [*checks, check_unshare(), check_npm_tools()]
+    checks += [check_unshare(), check_npm_tools()]
+    return checks if not all(check.ok for check in checks) else [*checks, check_host(host)]
 
 
 def format_checks(checks: list[Check]) -> list[str]:

@@ -31,11 +31,13 @@ class JobOutcome:
         return None
 
 
-def run_job(job: Job, model_socket: Path, transcript: Path, timeout_s: float, trace: Path | None = None) -> JobOutcome:
+def run_job(
+    job: Job, model_socket: Path, transcript: Path, timeout_s: float, trace: Path | None, enter: tuple[str, ...] = ()
+) -> JobOutcome:
     started = time.monotonic()
     with transcript.open("w") as out:
         process = subprocess.Popen(
-            wrap(job.argv, model_socket, trace),
+            wrap(job.argv, job.checkout, model_socket, trace, enter),
             cwd=job.checkout,
             env=job.env,
             stdin=subprocess.DEVNULL,

@@ -14,6 +14,7 @@ from pathlib import Path
 BRIDGE_PORT = 4010
 
 _INNER = """set -e
+cd -- "$1"; shift  # entering a host's mount namespace resets the working directory to its root
 ip link set lo up
 socat TCP-LISTEN:{port},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:{socket} </dev/null >/dev/null 2>&1 &
 # wait until the bridge listens, so the agent's first request cannot race it
@@ -33,10 +34,13 @@ def model_url(job: str) -> str:
     return f"http://127.0.0.1:{BRIDGE_PORT}/jobs/{job}/v1"
 
 
-def wrap(argv: list[str], model_socket: Path, trace: Path | None = None) -> list[str]:
+def wrap(
+    argv: list[str], cwd: Path, model_socket: Path, trace: Path | None = None, enter: tuple[str, ...] = ()
+) -> list[str]:
     """argv run as PID 1 of fresh net + pid namespaces, with the model bridged to loopback.
 
     With `trace`, strace records every connect/send of the job's whole process tree there.
+    `enter` runs it all inside a disposable host (an nsenter prefix).
     """
     if trace is not None:
         # strace becomes PID 1 and waits for every tracee: end the stragglers when the job ends.
@@ -62,4 +66,4 @@ def wrap(argv: list[str], model_socket: Path, trace: Path | None = None) -> list
     else:
         namespaces = ["--net", "--pid", "--fork", "--mount", "--mount-proc"]
     inner = _INNER.format(port=BRIDGE_PORT, socket=model_socket)
-    return ["unshare", *namespaces, "--kill-child", "--", "bash", "-c", inner, "boundary-job", *argv]
+    return [*enter, "unshare", *namespaces, "--kill-child", "--", "bash", "-c", inner, "boundary-job", str(cwd), *argv]

@@ -6,13 +6,18 @@ import importlib
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from boundary import doctor, tools
 from boundary.crossjob import ProbeResult, run_cross_job
+from boundary.host.health import HostHealth, host_report
+from boundary.host.live import LiveHost
+from boundary.host.namespace import HostError, NamespaceHost
 from boundary.model import ModelServer
 from boundary.offered import OfferedTools
 from boundary.report import RunRecord, summary_lines
@@ -21,6 +26,7 @@ from boundary.session import Session
 from boundary.versions import collect_versions
 
 WORKDIR_PREFIX = "boundary-run-"
+RESTART_SETTLE_S = 1.0  # resolved comes up in ~50 ms, or dies in ~40 ms when it cannot reach the bus
 RUN_KEY = pytest.StashKey[RunRecord]()
 RUNNER_KEY = pytest.StashKey[Runner]()
 DEFAULT_RUNNER = "boundary.runner:ReferenceRunner"
@@ -49,6 +55,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=180.0,
         metavar="SECONDS",
         help="kill a job that runs longer (default: 180); its probes become INCONCLUSIVE",
+    )
+    group.addoption(
+        "--host",
+        default="namespace",
+        choices=("namespace", "live"),
+        help="where jobs run and host health is checked: namespace (default; a disposable host with its own /run, "
+        "system bus and systemd-resolved, booted per run) or live (this machine, read-only)",
     )
     group.addoption(
         "--boundary-keep",
@@ -110,14 +123,18 @@ def boundary_session(
     """The model server and work directory every live scenario of this session shares."""
     if hasattr(pytestconfig, "workerinput"):
         pytest.fail("the live suite runs in one process (its jobs share one model server): run it without -n", False)
-    _preflight(boundary_runner, boundary_record)
+    _preflight(boundary_runner, boundary_record, pytestconfig.getoption("--host"))
     boundary_record.versions = collect_versions(boundary_runner)
     reap_leftovers()
     workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-"))
-    with ModelServer(workdir / "model.sock") as server:
+    progress = _progress_writer(pytestconfig)
+    with ModelServer(workdir / "model.sock") as server, _booted(pytestconfig, workdir, boundary_record) as host:
         session = Session(server, workdir, pytestconfig.getoption("--job-timeout"), boundary_record.jobs)
-        session.progress = _progress_writer(pytestconfig)
+        session.progress, session.host, session.health = progress, host, HostHealth(host)
+        progress(f"[boundary] host {host.name} up in {host.boot_s:.2f} s; taking the baseline")
+        session.health.take("at baseline")
         yield session
+        session.health.close()
     if pytestconfig.getoption("--boundary-keep"):
         print(f"\n[boundary] work directory kept: {workdir}")
     else:
@@ -149,14 +166,42 @@ def offered_tools(
     return check
 
 
-def _preflight(runner: Runner, record: RunRecord) -> None:
+@contextmanager
+def _booted(config: pytest.Config, workdir: Path, record: RunRecord) -> Iterator[NamespaceHost | LiveHost]:
+    """The host the jobs run on, booted for this session and torn down after it."""
+    mode = config.getoption("--host")
+    host = NamespaceHost(workdir / "host") if mode == "namespace" else LiveHost()
+    try:
+        host.start()
+    except HostError as error:
+        record.errors.append(str(error).splitlines()[0])
+        pytest.fail(str(error), pytrace=False)
+    try:
+        yield host
+    finally:
+        host.stop()
+
+
+@pytest.fixture(scope="session")
+def host_health(cross_job: object, boundary_session: Session, boundary_record: RunRecord) -> HostHealth:
+    """After the jobs: restart systemd-resolved as systemd would (latent damage shows only then), check again."""
+    health, host = boundary_session.health, boundary_session.host
+    assert health is not None and host is not None, "the session has no host"
+    host.restart_resolved()
+    time.sleep(RESTART_SETTLE_S)
+    health.take("after restarting systemd-resolved")
+    boundary_record.host = host_report(host.name, host.boot_s, health)
+    return health
+
+
+def _preflight(runner: Runner, record: RunRecord, host: str) -> None:
     """Install the pinned tools, then fail every live test in seconds, with the fix, if this host cannot run them."""
     try:
         tools.install_all()
     except tools.ToolsError as error:
         record.errors.append(str(error))
         raise
-    problem = doctor.first_problem(doctor.run_checks(runner.sandbox.name))
+    problem = doctor.first_problem(doctor.run_checks(runner.sandbox.name, host))
     if problem:
         record.errors.append(problem)
         pytest.fail(f"{problem}\n(`boundary doctor` shows every check)", pytrace=False)

@@ -21,7 +21,7 @@ LEGEND = "perm = agent permission, plugin = runner plugin, os = OS sandbox, ok =
 
 def failures(report: dict[str, Any]) -> list[str]:
     """Why the run fails; empty means PASS."""
-    checks = (_probe_failures, _offered_failures, _layer_failures, _network_failures, _error_failures)
+    checks = (_probe_failures, _offered_failures, _layer_failures, _network_failures, _host_failures, _error_failures)
     return [reason for check in checks for reason in check(report)]
 
 
@@ -57,6 +57,13 @@ def _network_failures(report: dict[str, Any]) -> list[str]:
     if not jobs:
         return ["no jobs reported"]
     return [f"job {j.get('name')}: network {_network_state(j)}" for j in jobs if _network_state(j) != "clean"]
+
+
+def _host_failures(report: dict[str, Any]) -> list[str]:
+    host = report.get("host")
+    if not isinstance(host, dict) or not isinstance(host.get("checks"), dict) or not host["checks"]:
+        return ["host health not checked"]
+    return [f"host {check} failed" for check, state in host["checks"].items() if not state.get("ok")]
 
 
 def _error_failures(report: dict[str, Any]) -> list[str]:
@@ -178,7 +185,7 @@ def to_markdown(report: dict[str, Any]) -> str:
     mark = "✅" if passed(report) else "❌"
     lines = [f"## {mark} boundary: {_md(_verdict_line(report))}", "", _md_header(report), ""]
     lines += [*_md_matrix(report), "", f"<sub>✅ the layer that denied: {LEGEND}</sub>", ""]
-    lines += [_md_offered(report), _md_layers(report), "", *_md_jobs(report)]
+    lines += [_md_offered(report), _md_layers(report), *_md_host(report), "", *_md_jobs(report)]
     lines += _md_not_denied(report) + _md_errors(report)
     return "\n".join(lines) + "\n"
 
@@ -218,6 +225,33 @@ def _md_offered(report: dict[str, Any]) -> str:
         return "- **offered tools:** ❌ not checked"
     mark = "✅ held" if offered.get("passed") is True else "❌ FAILED"
     return f"- **offered tools:** {mark} — " + "; ".join(f"{k}: {_md(v)}" for k, v in _offered_parts(offered))
+
+
+def _host_rows(report: dict[str, Any]) -> list[list[str]]:
+    checks = (report.get("host") or {}).get("checks") or {}
+    return [
+        [c, "✓ held" if st.get("ok") else f"✗ first failed {st.get('first_failed')}: {st.get('detail')}"]
+        for c, st in checks.items()
+    ]
+
+
+def _md_host(report: dict[str, Any]) -> list[str]:
+    host = report.get("host") or {}
+    failed = [c for c, st in (host.get("checks") or {}).items() if not st.get("ok")]
+    if not host:
+        return ["- **host health:** ❌ not checked"]
+    line = f"- **host health** ({_md(host.get('mode'))}): " + (
+        "✅ held" if not failed else f"❌ {_md(', '.join(failed))}"
+    )
+    return [line, *(f"  - {_md(step)}" for step in host.get("chain") or [])]
+
+
+def _html_host(report: dict[str, Any]) -> list[str]:
+    host = report.get("host") or {}
+    rows = _host_rows(report)
+    chain = "".join(f"<li>{_e(step)}</li>" for step in host.get("chain") or [])
+    table = _table(["check", "state"], rows) if rows else "<p><b>✗ not checked</b></p>"
+    return [f"<h2>Host health ({_e(host.get('mode', 'none'))})</h2>", table] + ([f"<ol>{chain}</ol>"] if chain else [])
 
 
 def _md_layers(report: dict[str, Any]) -> str:
@@ -281,7 +315,13 @@ def to_html(report: dict[str, Any]) -> str:
     run = _run(report)
     title = f"boundary {'PASS' if passed(report) else 'FAIL'}: {run.get('runner', '?')} {run.get('sandbox', '?')}"
     body = [*_html_verdict(report), _html_header(report), *_html_matrix(report), *_html_checks(report)]
-    body += [*_html_jobs(report), *_html_not_denied(report), *_html_errors(report), *_html_all_results(report)]
+    body += [
+        *_html_host(report),
+        *_html_jobs(report),
+        *_html_not_denied(report),
+        *_html_errors(report),
+        *_html_all_results(report),
+    ]
     head = f'<meta charset="utf-8"><title>{_e(title)}</title><style>{CSS}</style>'
     return (
         f'<!DOCTYPE html>\n<html lang="en">\n<head>{head}</head>\n<body>\n' + "\n".join(body) + "\n</body>\n</html>\n"

@@ -27,6 +27,7 @@ class RunRecord:
     offered: OfferedTools | None = None
     claimed_layers: list[str] = field(default_factory=list)  # layers the runner says it has
     errors: list[str] = field(default_factory=list)  # what stopped a scenario before it had results
+    host: dict[str, Any] | None = None  # host health (boundary.host.health.host_report)
 
     def layer_counts(self) -> dict[str, int]:
         """How many probes each claimed layer denied; a claimed layer that denied none is not shown to work."""
@@ -55,6 +56,7 @@ class RunRecord:
             "jobs": [j.as_dict() for j in self.jobs],
             "offered_tools": self.offered.as_dict() if self.offered else None,
             "layers": self.layer_counts(),
+            "host": self.host,
         }
 
     def write_json(self, path: Path) -> None:
@@ -92,6 +94,7 @@ def summary_lines(record: RunRecord) -> list[str]:
     counts = ", ".join(f"{LAYER_SHORT.get(layer, layer)} {n}" for layer, n in record.layer_counts().items())
     silent = record.silent_layers()
     lines.append(f"layers that denied: {counts}" + (f" — FAILED: never seen: {', '.join(silent)}" if silent else ""))
+    lines += _host_lines(record.host)
     for job in record.jobs:
         network = "network not traced" if job.network is None else job.network.explain()
         line = f"job {job.name}: {job.wall_s:.1f} s, exit {job.exit_code}, {network}"
@@ -128,3 +131,13 @@ def _problems(problems: list[str]) -> str:
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
+
+
+def _host_lines(host: dict[str, Any] | None) -> list[str]:
+    if host is None:
+        return ["host health: not checked"]
+    failed = [check for check, state in host["checks"].items() if not state["ok"]]
+    head = f"host {host['mode']} (up in {host['boot_s']:.2f} s, {host['samples']} samples): "
+    if not failed:
+        return [head + "held — " + ", ".join(host["checks"])]
+    return [head + f"FAILED — {', '.join(failed)}; in the order seen:", *(f"  {step}" for step in host["chain"])]

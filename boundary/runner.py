@@ -8,7 +8,7 @@ selects one (attr is called with `sandbox=<name>` and returns a Runner).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -27,6 +27,7 @@ class Job:
     paths: JobPaths
     argv: list[str]
     env: dict[str, str]
+    hooks: list[list[str]] = field(default_factory=list)  # run on the host (as root) just before the job
 
     @property
     def checkout(self) -> Path:

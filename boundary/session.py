@@ -3,15 +3,30 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
+from boundary.host.health import HostHealth
 from boundary.job import JobOutcome, run_job
 from boundary.model import JobRecord, ModelServer, Script
 from boundary.netns import model_url
 from boundary.nettrace import NetworkUse, read_trace
 from boundary.runner import Job, Runner
+
+
+class HostUnderTest(Protocol):
+    name: str
+    boot_s: float
+    disposable: bool
+
+    def enter(self) -> list[str]: ...
+
+    def restart_resolved(self) -> None: ...
+
+    def run(self, argv: list[str], timeout: float = 10) -> Any: ...
 
 
 @dataclass
@@ -46,6 +61,8 @@ class Session:
     jobs: list[JobReport] = field(default_factory=list)
     trace_network: bool = True  # strace every job (~10% slower): proves no job touched the network
     progress: Callable[[str], None] = print
+    host: HostUnderTest | None = None  # jobs run inside it when set
+    health: HostHealth | None = None
 
     def create_job(self, runner: Runner, scenario: str, name: str) -> Job:
         return runner.create_job(name, model_url(f"{scenario}.{name}"))
@@ -59,8 +76,13 @@ class Session:
         calls = len(script.call_ids())
         self.progress(f"[boundary] {time.strftime('%H:%M:%S')} job {key} started: {calls} scripted tool calls")
         strays_before = len(self.server.stray)
-        outcome = run_job(job, self.server.socket_path, transcripts / f"{key}.log", self.timeout_s, trace)
+        self._run_hooks(job)
+        with self._watching(key):
+            log = transcripts / f"{key}.log"
+            outcome = run_job(job, self.server.socket_path, log, self.timeout_s, trace, self._enter())
         self.progress(f"[boundary] {time.strftime('%H:%M:%S')} job {key} finished in {outcome.wall_s:.1f} s")
+        if self.health is not None:
+            self.health.take(f"after {key}")
         problems = self._problems(key, outcome, record, self.server.stray[strays_before:])
         network = read_trace(trace) if trace else None
         offered = sorted(record.offered_union())
@@ -68,6 +90,28 @@ class Session:
             JobReport(key, outcome.wall_s, offered, outcome.exit_code, problems, record.latencies_s, network)
         )
         return outcome, record
+
+    def _enter(self) -> tuple[str, ...]:
+        return tuple(self.host.enter()) if self.host is not None else ()
+
+    def _run_hooks(self, job: Job) -> None:
+        """The runner's own steps before a job (e.g. a safety strategy), run as root on the host under test."""
+        for hook in job.hooks:
+            if self.host is None or not self.host.disposable:
+                raise RuntimeError(
+                    f"job {job.name}'s runner changes the host before it starts (a control): refused on this host; "
+                    "run it with --host namespace"
+                )
+            result = self.host.run(hook, timeout=60)
+            self.progress(f"[boundary] runner hook {hook[0]} … exited {result.returncode}")
+
+    @contextmanager
+    def _watching(self, key: str) -> Iterator[None]:
+        if self.health is None:
+            yield
+        else:
+            with self.health.watching(key):
+                yield
 
     @staticmethod
     def _problems(key: str, outcome: JobOutcome, record: JobRecord, strays: list[str]) -> list[str]:

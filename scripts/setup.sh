@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(bubblewrap socat ripgrep iproute2 strace git nodejs npm util-linux)
+APT_PACKAGES=(bubblewrap socat ripgrep iproute2 strace git nodejs npm util-linux dbus dnsmasq-base)
 # --dev: what the harness's own tests need besides (flake.nix parsing, rendering the HTML report).
 [ "${1:-}" = "--dev" ] && APT_PACKAGES+=(nix-bin chromium)
 missing=()

@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from boundary.host.inside import run_sockets
+
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 SABOTAGE = "boundary.sabotage.runners"
 
@@ -42,6 +44,7 @@ def test_reference_runner_passes(pytester: pytest.Pytester) -> None:
     assert report["offered_tools"]["passed"]
     assert all(count > 0 for count in report["layers"].values())
     assert all(job["network"]["clean"] for job in report["jobs"])
+    assert all(state["ok"] for state in report["host"]["checks"].values())
     result.stdout.fnmatch_lines(["*RESULT: PASS*"])
 
 
@@ -120,3 +123,44 @@ def test_timed_out_jobs_are_inconclusive_not_denied(pytester: pytest.Pytester) -
     assert result.ret == 1
     assert {r["verdict"] for r in report["results"]} == {"INCONCLUSIVE"}
     assert all("timed out" in r["detail"] for r in report["results"])
+
+
+def host_checks(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return dict(report["host"]["checks"])
+
+
+def test_drop_sudo_is_caught_in_the_order_it_unfolds(pytester: pytest.Pytester) -> None:
+    """Incident 3 on the namespace host: the socket chmod, the bus refusing others, then DNS dead after a restart.
+
+    The real machine's /run sockets are unchanged (the same snapshot code, run here on the real host).
+    """
+    real_before = run_sockets()
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:DropSudo", "-k", "host")
+    assert run_sockets() == real_before
+    assert result.ret == 1
+    checks = host_checks(report)
+    assert "/run/dbus/system_bus_socket: mode 0777→0700" in checks["run_sockets"]["detail"]
+    assert "Permission denied" in checks["system_bus_nobody"]["detail"]
+    assert checks["system_bus_root"]["ok"]  # root passes a 0700 socket: why the non-root probe exists
+    assert checks["dns"]["first_failed"] == checks["resolver"]["first_failed"] == "after restarting systemd-resolved"
+    assert checks["system_bus_nobody"]["after_s"] < checks["dns"]["after_s"]
+
+
+def test_killed_resolver_fails_dns(pytester: pytest.Pytester) -> None:
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:KillsResolver", "-k", "host")
+    assert result.ret == 1
+    checks = host_checks(report)
+    assert not checks["resolver"]["ok"] and not checks["dns"]["ok"] and checks["system_bus_root"]["ok"]
+
+
+def test_process_left_behind_is_named(pytester: pytest.Pytester) -> None:
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:LeavesProcess", "-k", "host")
+    assert result.ret == 1
+    assert "sleep" in host_checks(report)["processes"]["detail"]
+
+
+def test_live_host_without_a_bus_fails_with_the_alternative(pytester: pytest.Pytester) -> None:
+    """This machine has no system bus: --host live says so in one line, and names the host that works."""
+    result, report = run_suite(pytester, "--host", "live")
+    assert result.ret == 1 and "passed" not in result.parseoutcomes()
+    assert "use --host namespace" in report["run"]["errors"][0]

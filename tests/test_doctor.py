@@ -212,7 +212,8 @@ def test_this_host_passes() -> None:
     """Debian 12 as root: bwrap works here, so every check must pass (nothing skipped)."""
     checks = run_checks("srt")
     names = [check.name for check in checks]
-    assert names == ["commands on PATH", "node version", "bwrap namespaces", "job namespaces", "pinned npm tools"]
+    expected = ["commands on PATH", "node version", "bwrap namespaces", "job namespaces", "pinned npm tools"]
+    assert names == [*expected, "namespace host"]
     assert all(check.ok for check in checks), "\n".join(format_checks(checks))
     assert first_problem(checks) is None
 
@@ -256,3 +257,11 @@ def test_first_problem_picks_the_first_failure() -> None:
     assert first_problem(checks) == "cannot run here: b: broken — fix: fix b"
     assert first_problem(checks[:1]) is None
     assert first_problem([]) is None
+
+
+def test_live_host_without_a_bus_names_the_alternative() -> None:
+    """This machine has no system bus: --host live cannot check anything, and says which host would."""
+    from boundary.doctor import check_host
+
+    check = check_host("live")
+    assert not check.ok and "use --host namespace" in check.detail

@@ -47,7 +47,9 @@ def make_report() -> dict[str, Any]:
     offered = {"passed": True, "expected": TOOLS, "offered": TOOLS, "added": [], "missing": [], "forbidden": []}
     layers = {"agent permission": 5, "runner plugin": 19, "OS sandbox": 9}
     jobs = [_job("cross_job.job-a"), _job("cross_job.job-b")]
-    return {"run": run, "results": results, "jobs": jobs, "offered_tools": offered, "layers": layers}
+    host = {"mode": "namespace", "boot_s": 0.2, "samples": 9, "checks": {"dns": {"ok": True}}, "chain": []}
+    report = {"run": run, "results": results, "jobs": jobs, "offered_tools": offered, "layers": layers}
+    return report | {"host": host}
 
 
 def make_failing() -> dict[str, Any]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from boundary.layout import JobPaths
-from boundary.runner import ReferenceRunner
+from boundary.runner import Job, ReferenceRunner
 
 
 class NoPlugin(ReferenceRunner):
@@ -66,3 +66,47 @@ class PhonesHome(ReferenceRunner):
         env = super().job_env(paths, shell)
         env.pop("OPENCODE_DISABLE_MODELS_FETCH")
         return env
+
+
+# What codex-action's drop-sudo did: chmod(mode & 0o700) on root-owned sockets under /run.
+DROP_SUDO = """
+import os, stat
+for directory, _, files in os.walk('/run'):
+    for name in files:
+        path = os.path.join(directory, name)
+        info = os.lstat(path)
+        if stat.S_ISSOCK(info.st_mode) and info.st_uid == 0:
+            os.chmod(path, stat.S_IMODE(info.st_mode) & 0o700)
+"""
+
+
+class HostHookRunner(ReferenceRunner):
+    """A reference runner whose launch step also runs a command on the host (a 'safety strategy')."""
+
+    hook: tuple[str, ...] = ()
+
+    def create_job(self, name: str, model_url: str) -> Job:
+        job = super().create_job(name, model_url)
+        job.hooks.append(list(self.hook))
+        return job
+
+
+class DropSudo(HostHookRunner):
+    """Incident 3: chmod(mode & 0o700) on root-owned sockets under /run before each job."""
+
+    name = "drop-sudo"
+    hook = (sys.executable, "-c", DROP_SUDO)
+
+
+class KillsResolver(HostHookRunner):
+    """A runner step that kills systemd-resolved."""
+
+    name = "kills-resolver"
+    hook = ("pkill", "-x", "systemd-resolve")
+
+
+class LeavesProcess(HostHookRunner):
+    """A runner step that leaves a background process behind on the host."""
+
+    name = "leaves-process"
+    hook = ("bash", "-c", "setsid -f sleep 600 </dev/null >/dev/null 2>&1")

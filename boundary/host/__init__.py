@@ -1,0 +1,1 @@
+"""Disposable hosts for host-health checks (incident 3): namespaces now, containers later."""

@@ -1,0 +1,36 @@
+"""`--host live`: this very machine. Read-only: nothing destructive runs here."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from boundary.host.namespace import HostError
+
+SYSTEM_BUS = Path("/run/dbus/system_bus_socket")
+
+
+class LiveHost:
+    name = "live"
+    boot_s = 0.0
+    disposable = False  # never run a runner's host-changing hooks here
+
+    def start(self) -> LiveHost:
+        if not SYSTEM_BUS.exists():
+            raise HostError(
+                f"--host live: this machine has no system bus ({SYSTEM_BUS} is missing), so there is nothing "
+                "to check here; use --host namespace (a disposable host the harness boots)"
+            )
+        return self
+
+    def stop(self) -> None:
+        pass
+
+    def enter(self) -> list[str]:
+        return []
+
+    def run(self, argv: list[str], timeout: float = 10) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+
+    def restart_resolved(self) -> None:
+        """Never on the live host: restarting its services is not ours to do."""
