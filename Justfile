@@ -26,6 +26,10 @@ doctor *args: setup
 bench runs="5" *args: setup
     {{python}} -m boundary.bench "$@"
 
+# Run the live suite N times (default 20); fails on the first run that does not pass (false alarms).
+soak runs="20" *args: setup
+    {{python}} -m boundary.bench "$@"
+
 # Lint and type-check.
 check:
     {{python}} -m ruff check boundary tests scenarios
