@@ -26,7 +26,7 @@ from boundary.session import Session
 from boundary.versions import collect_versions
 
 WORKDIR_PREFIX = "boundary-run-"
-RESTART_SETTLE_S = 1.0  # resolved comes up in ~50 ms, or dies in ~40 ms when it cannot reach the bus
+RESTART_SETTLE_S = 0.5  # resolved comes up in ~50 ms, or dies in ~40 ms when it cannot reach the bus
 RUN_KEY = pytest.StashKey[RunRecord]()
 RUNNER_KEY = pytest.StashKey[Runner]()
 DEFAULT_RUNNER = "boundary.runner:ReferenceRunner"
