@@ -153,6 +153,14 @@ def test_killed_resolver_fails_dns(pytester: pytest.Pytester) -> None:
     assert not checks["resolver"]["ok"] and not checks["dns"]["ok"] and checks["system_bus_root"]["ok"]
 
 
+def test_killed_bus_fails_the_bus_for_everyone(pytester: pytest.Pytester) -> None:
+    """The one control that takes the bus from root too: the root probe is not a check that cannot fail."""
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:KillsBus", "-k", "host")
+    assert result.ret == 1
+    checks = host_checks(report)
+    assert not checks["system_bus_root"]["ok"] and not checks["system_bus_nobody"]["ok"]
+
+
 def test_process_left_behind_is_named(pytester: pytest.Pytester) -> None:
     result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:LeavesProcess", "-k", "host")
     assert result.ret == 1

@@ -105,6 +105,13 @@ class KillsResolver(HostHookRunner):
     hook = ("pkill", "-x", "systemd-resolve")
 
 
+class KillsBus(HostHookRunner):
+    """A runner step that kills the system bus."""
+
+    name = "kills-bus"
+    hook = ("pkill", "-x", "dbus-daemon")
+
+
 class LeavesProcess(HostHookRunner):
     """A runner step that leaves a background process behind on the host."""
 
