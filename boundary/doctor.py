@@ -231,14 +231,15 @@ def check_host(mode: str) -> Check:
     )
 
 
-def run_checks(sandbox: str = "srt", host: str = "namespace") -> list[Check]:
+def run_checks(sandbox: str = "srt", host: str | None = "namespace") -> list[Check]:
+    """Every check, in order; the host is tried last, and only when everything it needs is there (None: skip)."""
     if sandbox not in SANDBOXES:
         raise ValueError(f"unknown sandbox {sandbox!r}; expected one of: {', '.join(SANDBOXES)}")
     checks = [check_commands(sandbox), check_node()]
     if sandbox == "srt":
         checks.append(check_bwrap())
     checks += [check_unshare(), check_npm_tools()]
-    return checks if not all(check.ok for check in checks) else [*checks, check_host(host)]
+    return checks if host is None or not all(check.ok for check in checks) else [*checks, check_host(host)]
 
 
 def format_checks(checks: list[Check]) -> list[str]:

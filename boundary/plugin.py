@@ -123,7 +123,7 @@ def boundary_session(
     """The model server and work directory every live scenario of this session shares."""
     if hasattr(pytestconfig, "workerinput"):
         pytest.fail("the live suite runs in one process (its jobs share one model server): run it without -n", False)
-    _preflight(boundary_runner, boundary_record, pytestconfig.getoption("--host"))
+    _preflight(boundary_runner, boundary_record)
     boundary_record.versions = collect_versions(boundary_runner)
     reap_leftovers()
     workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-"))
@@ -194,14 +194,15 @@ def host_health(cross_job: object, boundary_session: Session, boundary_record: R
     return health
 
 
-def _preflight(runner: Runner, record: RunRecord, host: str) -> None:
+def _preflight(runner: Runner, record: RunRecord) -> None:
     """Install the pinned tools, then fail every live test in seconds, with the fix, if this host cannot run them."""
     try:
         tools.install_all()
     except tools.ToolsError as error:
         record.errors.append(str(error))
         raise
-    problem = doctor.first_problem(doctor.run_checks(runner.sandbox.name, host))
+    # The host is not tried here: the session boots it next and fails the same way if it cannot.
+    problem = doctor.first_problem(doctor.run_checks(runner.sandbox.name, host=None))
     if problem:
         record.errors.append(problem)
         pytest.fail(f"{problem}\n(`boundary doctor` shows every check)", pytrace=False)
