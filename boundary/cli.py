@@ -8,7 +8,9 @@ import sys
 from pathlib import Path
 
 from boundary import doctor, render, tools
-from boundary.host.namespace import HostError, resolved_root
+from boundary.host import HOST_MODES
+from boundary.host.base import HostError
+from boundary.host.namespace import resolved_root
 
 
 def _tools_install(_: argparse.Namespace) -> int:
@@ -58,7 +60,7 @@ def parser() -> argparse.ArgumentParser:
     tools_commands.add_parser("versions", help="print the installed versions").set_defaults(func=_tools_versions)
     check = commands.add_parser("doctor", help="what this host can run, and exactly why not; exit 1 on a problem")
     check.add_argument("--sandbox", default="srt", help="the sandbox the live suite will use (default: srt)")
-    check.add_argument("--host", default="namespace", choices=("namespace", "live"), help="where jobs will run")
+    check.add_argument("--host", default="namespace", choices=HOST_MODES, help="where jobs will run")
     check.add_argument("--json", action="store_true", help="machine-readable output")
     check.set_defaults(func=_doctor)
     report = commands.add_parser("report", help="render a JSON report; exit 1 if the run failed")

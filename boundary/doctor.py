@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from boundary import tools
-from boundary.host.live import LiveHost
-from boundary.host.namespace import HostError, NamespaceHost
+from boundary.host import make_host
+from boundary.host.base import HostError
 from boundary.sandboxes import SANDBOXES
 
 SYSCTL_ROOT = Path("/proc/sys")  # tests point this at fake files
@@ -215,8 +215,9 @@ def check_npm_tools() -> Check:
 
 
 def check_host(mode: str) -> Check:
-    """Boot the host the jobs will run on (about 0.1 s for a namespace host), or check the live one has a bus."""
-    host = NamespaceHost(Path(tempfile.mkdtemp(prefix="boundary-doctor-"))) if mode == "namespace" else LiveHost()
+    """Boot the host the jobs will run on (0.1 s for a namespace host, about 1 s for a container), then stop it."""
+    session_dir = Path(tempfile.mkdtemp(prefix="boundary-doctor-"))
+    host = make_host(mode, session_dir)
     try:
         host.start()
     except HostError as error:
@@ -224,11 +225,8 @@ def check_host(mode: str) -> Check:
         return Check(f"{mode} host", False, first, rest.strip().splitlines()[-1] if rest.strip() else "")
     finally:
         host.stop()
-        if isinstance(host, NamespaceHost):
-            shutil.rmtree(host.workdir, ignore_errors=True)
-    return Check(
-        f"{mode} host", True, f"booted in {host.boot_s:.2f} s" if mode == "namespace" else "system bus present"
-    )
+        shutil.rmtree(session_dir, ignore_errors=True)
+    return Check(f"{mode} host", True, f"booted in {host.boot_s:.2f} s" if host.disposable else "system bus present")
 
 
 def run_checks(sandbox: str = "srt", host: str | None = "namespace") -> list[Check]:

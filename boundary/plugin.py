@@ -15,9 +15,10 @@ import pytest
 
 from boundary import doctor, tools
 from boundary.crossjob import ProbeResult, run_cross_job
+from boundary.host import HOST_MODES, make_host
+from boundary.host.base import Host, HostError
+from boundary.host.container import reap_containers
 from boundary.host.health import HostHealth, host_report
-from boundary.host.live import LiveHost
-from boundary.host.namespace import HostError, NamespaceHost
 from boundary.model import ModelServer
 from boundary.offered import OfferedTools
 from boundary.report import RunRecord, summary_lines
@@ -59,9 +60,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--host",
         default="namespace",
-        choices=("namespace", "live"),
+        choices=HOST_MODES,
         help="where jobs run and host health is checked: namespace (default; a disposable host with its own /run, "
-        "system bus and systemd-resolved, booted per run) or live (this machine, read-only)",
+        "system bus and systemd-resolved, booted per run), container (a disposable systemd host in Docker) "
+        "or live (this machine, read-only)",
     )
     group.addoption(
         "--boundary-keep",
@@ -128,7 +130,8 @@ def boundary_session(
     reap_leftovers()
     workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-"))
     progress = _progress_writer(pytestconfig)
-    with ModelServer(workdir / "model.sock") as server, _booted(pytestconfig, workdir, boundary_record) as host:
+    booted = _booted(pytestconfig, workdir, boundary_record, progress)
+    with ModelServer(workdir / "model.sock") as server, booted as host:
         session = Session(server, workdir, pytestconfig.getoption("--job-timeout"), boundary_record.jobs)
         session.progress, session.host, session.health = progress, host, HostHealth(host)
         progress(f"[boundary] host {host.name} up in {host.boot_s:.2f} s; taking the baseline")
@@ -167,10 +170,9 @@ def offered_tools(
 
 
 @contextmanager
-def _booted(config: pytest.Config, workdir: Path, record: RunRecord) -> Iterator[NamespaceHost | LiveHost]:
+def _booted(config: pytest.Config, workdir: Path, record: RunRecord, progress: Callable[[str], None]) -> Iterator[Host]:
     """The host the jobs run on, booted for this session and torn down after it."""
-    mode = config.getoption("--host")
-    host = NamespaceHost(workdir / "host") if mode == "namespace" else LiveHost()
+    host = make_host(config.getoption("--host"), workdir, progress)
     try:
         host.start()
     except HostError as error:
@@ -209,7 +211,8 @@ def _preflight(runner: Runner, record: RunRecord) -> None:
 
 
 def reap_leftovers() -> None:
-    """Remove work directories of earlier runs whose process is gone (killed before it could clean up)."""
+    """Remove work directories and host containers of earlier runs whose process is gone (killed mid-run)."""
+    reap_containers()
     for leftover in Path(tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}*"):
         pid = leftover.name.removeprefix(WORKDIR_PREFIX).split("-")[0]
         if pid.isdigit() and not Path(f"/proc/{pid}").exists():

@@ -7,26 +7,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
 
+from boundary.host.base import Host
 from boundary.host.health import HostHealth
 from boundary.job import JobOutcome, run_job
 from boundary.model import JobRecord, ModelServer, Script
 from boundary.netns import model_url
 from boundary.nettrace import NetworkUse, read_trace
 from boundary.runner import Job, Runner
-
-
-class HostUnderTest(Protocol):
-    name: str
-    boot_s: float
-    disposable: bool
-
-    def enter(self) -> list[str]: ...
-
-    def restart_resolved(self) -> None: ...
-
-    def run(self, argv: list[str], timeout: float = 10) -> Any: ...
 
 
 @dataclass
@@ -61,7 +49,7 @@ class Session:
     jobs: list[JobReport] = field(default_factory=list)
     trace_network: bool = True  # strace every job (~10% slower): proves no job touched the network
     progress: Callable[[str], None] = print
-    host: HostUnderTest | None = None  # jobs run inside it when set
+    host: Host | None = None  # jobs run inside it when set
     health: HostHealth | None = None
 
     def create_job(self, runner: Runner, scenario: str, name: str) -> Job:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from boundary.host.namespace import CANARY_ADDRESS, CANARY_NAME, HostError, NamespaceHost
+from boundary.host.base import CANARY_ADDRESS, CANARY_NAME, HostError
+from boundary.host.namespace import NamespaceHost
 
 AS_NOBODY = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"]
 BUS_LIST = ["busctl", "--system", "list"]

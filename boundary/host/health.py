@@ -14,18 +14,15 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from pathlib import Path
+from typing import Any
 
+import boundary
+from boundary.host.base import Host
 from boundary.host.inside import INSIDE_MARK
 
 WATCH_INTERVAL_S = 0.5
 CHECKS = ("system_bus_root", "system_bus_nobody", "dns", "resolver", "run_sockets", "processes")
-
-
-class Host(Protocol):
-    name: str
-
-    def enter(self) -> list[str]: ...
 
 
 @dataclass
@@ -77,7 +74,10 @@ class HostHealth:
         return dict(json.loads(line))
 
     def _start_prober(self) -> subprocess.Popen[str]:
-        argv = [*self.host.enter(), "env", f"{INSIDE_MARK}=1", sys.executable, "-m", "boundary.host.inside", "--serve"]
+        # Inside a host the working directory is its root: name where this very package lives.
+        package_root = Path(boundary.__file__).resolve().parents[1]
+        env = ["env", f"{INSIDE_MARK}=1", f"PYTHONPATH={package_root}"]
+        argv = [*self.host.enter(), *env, sys.executable, "-m", "boundary.host.inside", "--serve"]
         self._prober = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         return self._prober
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from boundary.host.namespace import HostError
+from boundary.host.base import HostError
 
 SYSTEM_BUS = Path("/run/dbus/system_bus_socket")
 

@@ -24,10 +24,7 @@ from pathlib import Path
 from types import TracebackType
 
 from boundary import tools
-
-CANARY_NAME = "canary.boundary.test"
-CANARY_ADDRESS = "10.213.0.99"
-CANARY_TXT = "boundary-canary-7f3c9a1e5d2b"
+from boundary.host.base import CANARY_NAME, DNSMASQ_CONF, RESOLVED_CONF, VETH_SCRIPT, HostError
 
 BOOT_TIMEOUT_S = 15.0
 STOP_GRACE_S = 3.0
@@ -46,10 +43,6 @@ COMMANDS: dict[str, str] = {
     "dbus-daemon": "dbus",
     "dnsmasq": "dnsmasq-base",
 }
-
-
-class HostError(RuntimeError):
-    """The namespace host could not be built or booted; the message says expected / seen / fix."""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -115,20 +108,6 @@ def _extract_resolved(version: str, root: Path) -> None:
 # ----------------------------------------------------------------------------------------------
 # the files the host binds over /etc and /usr/share/dbus-1 inside its mount namespace
 
-RESOLVED_CONF = """\
-[Resolve]
-DNS=127.0.0.2
-FallbackDNS=
-Domains=~.
-DNSSEC=no
-DNSOverTLS=no
-LLMNR=no
-MulticastDNS=no
-Cache=no
-DNSStubListener=yes
-ReadEtcHosts=no
-"""
-
 RESOLV_CONF = "nameserver 127.0.0.53\noptions edns0 trust-ad\nsearch .\n"
 
 # No double hyphen may appear in an XML comment here: dbus-daemon refuses the whole file.
@@ -166,19 +145,7 @@ DBUS_SYSTEM_CONF = """\
 
 
 def _dnsmasq_conf(workdir: Path, run_as_dnsmasq: bool) -> str:
-    lines = [
-        "listen-address=127.0.0.2",
-        "bind-interfaces",
-        "port=53",
-        "no-resolv",
-        "no-hosts",
-        "no-poll",
-        "local=/boundary.test/",
-        f"host-record={CANARY_NAME},{CANARY_ADDRESS}",
-        f'txt-record={CANARY_NAME},"{CANARY_TXT}"',
-        "pid-file=/run/dnsmasq/dnsmasq.pid",
-        f"log-facility={workdir / 'dnsmasq.log'}",
-    ]
+    lines = [DNSMASQ_CONF.rstrip("\n"), "pid-file=/run/dnsmasq/dnsmasq.pid", f"log-facility={workdir / 'dnsmasq.log'}"]
     if run_as_dnsmasq:  # without a dnsmasq user it stays root, which is fine inside the namespace
         lines += ["user=dnsmasq", "group=nogroup"]
     return "\n".join(lines) + "\n"
@@ -233,13 +200,7 @@ mount -n --bind "$W/group" /etc/group
 mount -n --bind "$NSHOST_SYSTEMD_SRC" "$NSHOST_SYSTEMD_DST"
 mount -n --bind "$W/dbus-system.conf" /usr/share/dbus-1/system.conf
 
-ip link set lo up
-# resolved says "Network is down" with only lo; a veth pair gives it a real link.
-ip link add nsh0 type veth peer name nsh1
-ip addr add 10.213.0.1/24 dev nsh0
-ip addr add 10.213.0.2/24 dev nsh1
-ip link set nsh0 up
-ip link set nsh1 up
+bash -c "$NSHOST_VETH"
 
 dnsmasq --conf-file="$W/dnsmasq.conf"
 dbus-daemon --system --fork
@@ -413,6 +374,7 @@ class NamespaceHost:
             "NSHOST_SYSTEMD_DST": str(dst),
             "NSHOST_DNSMASQ_USER": "dnsmasq" if run_as_dnsmasq else "",
             "NSHOST_CANARY": CANARY_NAME,
+            "NSHOST_VETH": VETH_SCRIPT,
         }
 
     def _systemd_conf(self) -> tuple[Path, Path]:

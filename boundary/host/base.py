@@ -1,0 +1,68 @@
+"""What every host under test offers the harness, whatever kind it is (live, namespace, container)."""
+
+from __future__ import annotations
+
+import subprocess
+from typing import Protocol
+
+# The systemd-resolved that every disposable host runs, and the canary its upstream DNS serves.
+CANARY_NAME = "canary.boundary.test"
+CANARY_ADDRESS = "10.213.0.99"
+CANARY_TXT = "boundary-canary-7f3c9a1e5d2b"
+
+RESOLVED_CONF = """\
+[Resolve]
+DNS=127.0.0.2
+FallbackDNS=
+Domains=~.
+DNSSEC=no
+DNSOverTLS=no
+LLMNR=no
+MulticastDNS=no
+Cache=no
+DNSStubListener=yes
+ReadEtcHosts=no
+"""
+
+DNSMASQ_CONF = f"""\
+listen-address=127.0.0.2
+bind-interfaces
+port=53
+no-resolv
+no-hosts
+no-poll
+local=/boundary.test/
+host-record={CANARY_NAME},{CANARY_ADDRESS}
+txt-record={CANARY_NAME},"{CANARY_TXT}"
+"""
+
+# resolved says "Network is down" with only lo; a veth pair gives it a real link.
+VETH_SCRIPT = (
+    "ip link set lo up; ip link add nsh0 type veth peer name nsh1; "
+    "ip addr add 10.213.0.1/24 dev nsh0; ip addr add 10.213.0.2/24 dev nsh1; "
+    "ip link set nsh0 up; ip link set nsh1 up"
+)
+
+
+class HostError(RuntimeError):
+    """A host could not be built, booted or reached; the message says expected / seen / fix."""
+
+
+class Host(Protocol):
+    name: str  # how reports and `--host` name this kind of host
+    boot_s: float
+    disposable: bool  # destructive controls (a runner's host-changing hooks) may run here
+
+    def start(self) -> Host: ...
+
+    def stop(self) -> None: ...
+
+    def enter(self) -> list[str]:
+        """A command prefix that runs its argv inside the host, with our environment and credentials."""
+        ...
+
+    def run(self, argv: list[str], timeout: float = 10) -> subprocess.CompletedProcess[str]: ...
+
+    def restart_resolved(self) -> None:
+        """Restart systemd-resolved as systemd would; never raises (coming back up may fail: that is a finding)."""
+        ...

@@ -1,0 +1,166 @@
+"""A disposable systemd host in a container (testcontainers, Ryuk disabled, `--network none`).
+
+Unlike the namespace host, systemd is PID 1 here: services restart (or don't) as they would on a
+real machine, and a short `WatchdogSec` makes systemd-resolved die by itself once it can no longer
+reach systemd (incident 3). Jobs and probes enter the container's namespaces with nsenter, so they
+keep the harness's environment; everything they need is bind-mounted at the same path as here.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import boundary
+from boundary import tools
+from boundary.host.base import CANARY_NAME, HostError
+from boundary.host.image import ensure_image
+
+LABEL = "boundary.host"
+BOOT_TIMEOUT_S = 30.0
+DOCKER_FIX = "apt-get install docker.io, then start the engine: dockerd --bridge=none --iptables=false &"
+
+RUN_KWARGS: dict[str, Any] = {
+    "network_mode": "none",
+    "cap_add": ["SYS_ADMIN", "NET_ADMIN"],
+    "security_opt": ["seccomp=unconfined", "apparmor=unconfined"],
+    "cgroupns": "host",  # --privileged fails on some VMs; these are the flags systemd needs
+    "stop_signal": "SIGRTMIN+3",
+    "dns": ["127.0.0.53"],
+}
+
+
+def docker_problem() -> str:
+    """Why no container can start here ('' when the engine answers)."""
+    if shutil.which("docker") is None:
+        return f"no `docker` command on PATH. Fix: {DOCKER_FIX}"
+    argv = ["docker", "version", "-f", "{{.Server.Version}}"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    if done.returncode != 0:
+        said = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"
+        return f"no Docker engine answers ({said}). Fix: {DOCKER_FIX}"
+    return ""
+
+
+def shared_paths(session_dir: Path) -> dict[Path, str]:
+    """What the container sees at the same path as here: the run's files (rw) and the agent stack (ro)."""
+    node = shutil.which("node")
+    wanted = {
+        session_dir: "rw",
+        Path(sys.base_prefix): "ro",
+        Path(sys.prefix): "ro",
+        Path(boundary.__file__).resolve().parents[1]: "ro",  # the harness itself
+        tools.cache_root(): "ro",  # the pinned npm tools
+        **({Path(node).resolve(): "ro"} if node else {}),
+    }
+    kept: dict[Path, str] = {}
+    for path in sorted(p.resolve() for p in wanted):  # a parent before its children: skip what it covers
+        if not any(path.is_relative_to(parent) for parent in kept):
+            kept[path] = next(mode for p, mode in wanted.items() if p.resolve() == path)
+    return kept
+
+
+class ContainerHost:
+    """`ContainerHost(workdir, session_dir).start()`; jobs run inside with `enter()`."""
+
+    name = "container"
+    disposable = True
+
+    def __init__(self, workdir: Path, session_dir: Path, progress: Callable[[str], None] = print) -> None:
+        self.workdir = Path(workdir).resolve()
+        self.session_dir = Path(session_dir).resolve()
+        self.progress = progress
+        self.boot_s = 0.0
+        self.pid = 0
+        self._container: Any = None
+
+    def start(self) -> ContainerHost:
+        problem = docker_problem()
+        if problem:
+            raise HostError(f"--host container: {problem}")
+        tag = ensure_image(self.progress)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        began = time.monotonic()
+        self._container = self._define(tag).start()
+        try:
+            self.pid = int(self._container.get_wrapped_container().attrs["State"]["Pid"]) or self._inspect_pid()
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        self.boot_s = time.monotonic() - began
+        return self
+
+    def _define(self, tag: str) -> Any:
+        from testcontainers.core.config import testcontainers_config
+        from testcontainers.core.container import DockerContainer
+
+        testcontainers_config.ryuk_disabled = True  # its reaper image cannot be pulled; we reap by label
+        labels = {LABEL: "1", "boundary.pid": str(os.getpid())}
+        container = DockerContainer(tag).with_kwargs(**RUN_KWARGS, labels=labels)
+        container.with_volume_mapping("/sys/fs/cgroup", "/sys/fs/cgroup", "rw")
+        for path, mode in shared_paths(self.session_dir).items():
+            container.with_volume_mapping(str(path), str(path), mode)
+        return container.with_tmpfs_mount("/run").with_tmpfs_mount("/run/lock")
+
+    def _inspect_pid(self) -> int:
+        wrapped = self._container.get_wrapped_container()
+        wrapped.reload()
+        return int(wrapped.attrs["State"]["Pid"])
+
+    def _wait_ready(self) -> None:
+        """systemd has finished booting with nothing failed, and the canary resolves."""
+        deadline = time.monotonic() + BOOT_TIMEOUT_S
+        state = ""
+        while not state and time.monotonic() < deadline:  # empty until systemd listens on its private socket
+            state = self.run(["systemctl", "is-system-running", "--wait"], timeout=BOOT_TIMEOUT_S).stdout.strip()
+            time.sleep(0 if state else 0.02)
+        if state != "running":
+            failed = self.run(["systemctl", "--failed", "--no-legend", "--plain"]).stdout.strip()
+            raise HostError(
+                f"container host: expected systemd to reach 'running'; saw {state!r} "
+                f"(failed units: {failed or 'none'}). "
+                f"Fix: read `docker logs {self._container.get_wrapped_container().short_id}`"
+            )
+        if self.run(["getent", "hosts", CANARY_NAME]).returncode != 0:
+            raise HostError(f"container host: expected {CANARY_NAME} to resolve inside after boot; it does not")
+
+    def stop(self) -> None:
+        container, self._container = self._container, None
+        if container is not None:
+            container.stop()  # removes the container and its anonymous volumes
+
+    def enter(self) -> list[str]:
+        if not self.pid:
+            raise HostError("expected a started container host; call start() first")
+        return ["nsenter", "-t", str(self.pid), "-m", "-n", "-p", "-u", "-i", "--"]
+
+    def run(self, argv: list[str], timeout: float = 10) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(self.enter() + argv, capture_output=True, text=True, timeout=timeout, check=False)
+
+    def restart_resolved(self) -> None:
+        """`systemctl restart` waits until resolved is up or its start failed; either is for the checks to judge."""
+        self.run(["systemctl", "restart", "systemd-resolved.service"], timeout=30)
+
+
+def reap_containers() -> None:
+    """Remove host containers of earlier runs whose harness process is gone (killed before it cleaned up)."""
+    if shutil.which("docker") is None:
+        return
+    listed = subprocess.run(
+        ["docker", "ps", "-a", "--filter", f"label={LABEL}", "--format", '{{.ID}} {{.Label "boundary.pid"}}'],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    for line in listed.stdout.splitlines():
+        container, _, pid = line.partition(" ")
+        if not (pid.isdigit() and Path(f"/proc/{pid}").exists()):
+            subprocess.run(["docker", "rm", "-f", container], capture_output=True, timeout=60, check=False)
