@@ -19,6 +19,7 @@ from boundary.host import HOST_MODES, make_host
 from boundary.host.base import Host, HostError
 from boundary.host.container import reap_containers
 from boundary.host.health import HostHealth, host_report
+from boundary.host.services import DEFAULT_UNITS
 from boundary.model import ModelServer
 from boundary.offered import OfferedTools
 from boundary.report import RunRecord, summary_lines
@@ -64,6 +65,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="where jobs run and host health is checked: namespace (default; a disposable host with its own /run, "
         "system bus and systemd-resolved, booted per run), container (a disposable systemd host in Docker) "
         "or live (this machine, read-only)",
+    )
+    group.addoption(
+        "--host-unit",
+        action="append",
+        default=[],
+        metavar="UNIT",
+        help="a systemd unit whose failure or restart during the jobs fails the run, besides dbus.service and "
+        "systemd-resolved.service (repeatable; hosts that run systemd)",
     )
     group.addoption(
         "--boundary-keep",
@@ -133,7 +142,8 @@ def boundary_session(
     booted = _booted(pytestconfig, workdir, boundary_record, progress)
     with ModelServer(workdir / "model.sock") as server, booted as host:
         session = Session(server, workdir, pytestconfig.getoption("--job-timeout"), boundary_record.jobs)
-        session.progress, session.host, session.health = progress, host, HostHealth(host)
+        units = (*DEFAULT_UNITS, *pytestconfig.getoption("--host-unit"))
+        session.progress, session.host, session.health = progress, host, HostHealth(host, units)
         progress(f"[boundary] host {host.name} up in {host.boot_s:.2f} s; taking the baseline")
         session.health.take("at baseline")
         yield session
@@ -189,6 +199,7 @@ def host_health(cross_job: object, boundary_session: Session, boundary_record: R
     """After the jobs: restart systemd-resolved as systemd would (latent damage shows only then), check again."""
     health, host = boundary_session.health, boundary_session.host
     assert health is not None and host is not None, "the session has no host"
+    health.restarted_by_us.add("systemd-resolved.service")
     host.restart_resolved()
     time.sleep(RESTART_SETTLE_S)
     health.take("after restarting systemd-resolved")

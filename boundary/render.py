@@ -228,11 +228,16 @@ def _md_offered(report: dict[str, Any]) -> str:
 
 
 def _host_rows(report: dict[str, Any]) -> list[list[str]]:
-    checks = (report.get("host") or {}).get("checks") or {}
-    return [
-        [c, "✓ held" if st.get("ok") else f"✗ first failed {st.get('first_failed')}: {st.get('detail')}"]
-        for c, st in checks.items()
+    host = report.get("host") or {}
+    rows = [
+        [
+            c,
+            "✓ held" if st.get("ok") else f"✗ first failed {st.get('first_failed')}: {st.get('detail')}",
+            f"{st.get('before', '?')} → {st.get('after', '?')}",
+        ]
+        for c, st in (host.get("checks") or {}).items()
     ]
+    return rows + [[c, f"not checked: {why}", ""] for c, why in (host.get("not_checked") or {}).items()]
 
 
 def _md_host(report: dict[str, Any]) -> list[str]:
@@ -243,14 +248,15 @@ def _md_host(report: dict[str, Any]) -> list[str]:
     line = f"- **host health** ({_md(host.get('mode'))}): " + (
         "✅ held" if not failed else f"❌ {_md(', '.join(failed))}"
     )
-    return [line, *(f"  - {_md(step)}" for step in host.get("chain") or [])]
+    not_checked = [f"  - not checked: {_md(c)}: {_md(why)}" for c, why in (host.get("not_checked") or {}).items()]
+    return [line, *(f"  - {_md(step)}" for step in host.get("chain") or []), *not_checked]
 
 
 def _html_host(report: dict[str, Any]) -> list[str]:
     host = report.get("host") or {}
     rows = _host_rows(report)
     chain = "".join(f"<li>{_e(step)}</li>" for step in host.get("chain") or [])
-    table = _table(["check", "state"], rows) if rows else "<p><b>✗ not checked</b></p>"
+    table = _table(["check", "state", "before → after"], rows) if rows else "<p><b>✗ not checked</b></p>"
     return [f"<h2>Host health ({_e(host.get('mode', 'none'))})</h2>", table] + ([f"<ol>{chain}</ol>"] if chain else [])
 
 

@@ -138,6 +138,8 @@ def _host_lines(host: dict[str, Any] | None) -> list[str]:
         return ["host health: not checked"]
     failed = [check for check, state in host["checks"].items() if not state["ok"]]
     head = f"host {host['mode']} (up in {host['boot_s']:.2f} s, {host['samples']} samples): "
+    not_checked = [f"  not checked: {check}: {why}" for check, why in (host.get("not_checked") or {}).items()]
     if not failed:
-        return [head + "held — " + ", ".join(host["checks"])]
-    return [head + f"FAILED — {', '.join(failed)}; in the order seen:", *(f"  {step}" for step in host["chain"])]
+        return [head + "held — " + ", ".join(host["checks"]), *not_checked]
+    steps = [f"  {step}" for step in host["chain"]]
+    return [head + f"FAILED — {', '.join(failed)}; in the order seen:", *steps, *not_checked]

@@ -11,20 +11,25 @@ from __future__ import annotations
 
 import pytest
 
-from boundary.host.health import CHECKS, HostHealth
+from boundary.host.health import HostHealth, checks_for, not_applicable
 from boundary.plugin import require, scenario_id
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "check" in metafunc.fixturenames:
-        prefix = f"{scenario_id(metafunc.config)}-{metafunc.config.getoption('--host')}"
-        metafunc.parametrize("check", CHECKS, ids=[f"{prefix}-{check}" for check in CHECKS])
+        mode = metafunc.config.getoption("--host")
+        checks = checks_for(mode)
+        metafunc.parametrize(
+            "check", checks, ids=[f"{scenario_id(metafunc.config)}-{mode}-{check}" for check in checks]
+        )
 
 
 @pytest.mark.live
 def test_host_healthy(host_health: HostHealth, check: str) -> None:
     """The check held from the baseline through every job and the resolver's restart."""
     require(host_health.samples >= 2, "the host was sampled fewer than twice: nothing compared (INCONCLUSIVE)")
+    why_not = not_applicable(host_health.baseline).get(check)
+    require(why_not is None, f"{check} cannot be checked on this host: {why_not} (INCONCLUSIVE)")
     failure = host_health.failures.get(check)
     chain = "; then ".join(f"{f.check} {f.when}" for f in host_health.chain())
     require(

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from boundary.host.inside import run_sockets
+from boundary.host.run_sockets import run_sockets
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 SABOTAGE = "boundary.sabotage.runners"

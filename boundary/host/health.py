@@ -20,9 +20,22 @@ from typing import Any
 import boundary
 from boundary.host.base import Host
 from boundary.host.inside import INSIDE_MARK
+from boundary.host.processes import listener_diff, process_diff
+from boundary.host.run_sockets import socket_diff
+from boundary.host.services import DEFAULT_UNITS, service_problems
 
 WATCH_INTERVAL_S = 0.5
-CHECKS = ("system_bus_root", "system_bus_nobody", "dns", "resolver", "run_sockets", "processes")
+CHECKS = (
+    "system_bus_root",
+    "system_bus_nobody",
+    "dns",
+    "resolver",
+    "services",
+    "run_sockets",
+    "processes",
+    "listeners",
+)
+NO_SYSTEMD = "no systemd runs in this host, so no service state to read; --host container runs systemd"
 
 
 @dataclass
@@ -36,10 +49,12 @@ class Failure:
 @dataclass
 class HostHealth:
     host: Host
+    units: tuple[str, ...] = DEFAULT_UNITS  # systemd units whose restarts and failures are findings
     baseline: dict[str, Any] | None = None
     samples: int = 0
     failures: dict[str, Failure] = field(default_factory=dict)  # the first failure of each check
     last: dict[str, Any] | None = None
+    restarted_by_us: set[str] = field(default_factory=set)  # units the harness restarted (a new invocation is ours)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _prober: subprocess.Popen[str] | None = None
     _probe_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -54,7 +69,7 @@ class HostHealth:
                     self._fail(check, sample["at"], "at baseline", detail)
             else:
                 self.last = sample if full else self.last
-                for check, detail in judge(self.baseline, sample).items():
+                for check, detail in judge(self.baseline, sample, frozenset(self.restarted_by_us)).items():
                     self._fail(check, sample["at"], when, detail)
         return sample
 
@@ -77,7 +92,8 @@ class HostHealth:
         # Inside a host the working directory is its root: name where this very package lives.
         package_root = Path(boundary.__file__).resolve().parents[1]
         env = ["env", f"{INSIDE_MARK}=1", f"PYTHONPATH={package_root}"]
-        argv = [*self.host.enter(), *env, sys.executable, "-m", "boundary.host.inside", "--serve"]
+        probe = [sys.executable, "-m", "boundary.host.inside", "--serve", "--units", ",".join(self.units)]
+        argv = [*self.host.enter(), *env, *probe]
         self._prober = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         return self._prober
 
@@ -106,13 +122,22 @@ class HostHealth:
         return sorted(self.failures.values(), key=lambda failure: failure.at)
 
 
-def judge(baseline: dict[str, Any], sample: dict[str, Any]) -> dict[str, str]:
+def judge(
+    baseline: dict[str, Any], sample: dict[str, Any], restarted_by_us: frozenset[str] = frozenset()
+) -> dict[str, str]:
     """check -> what is wrong, for every check that fails in `sample` (compared with `baseline`)."""
     problems = {check: judge_one(baseline, sample) for check, judge_one in JUDGES.items()}
+    problems["services"] = service_problems(baseline.get("services"), sample.get("services"), restarted_by_us)
     if "sockets" in sample:
         problems["run_sockets"] = socket_diff(baseline.get("sockets", {}), sample["sockets"])
         problems["processes"] = process_diff(baseline.get("processes", []), sample["processes"])
+        problems["listeners"] = listener_diff(baseline.get("listeners", []), sample["listeners"])
     return {check: detail for check, detail in problems.items() if detail}
+
+
+def not_applicable(baseline: dict[str, Any] | None) -> dict[str, str]:
+    """check -> why this host cannot run it (said in the report, never counted as held)."""
+    return {"services": NO_SYSTEMD} if baseline is not None and baseline.get("services") is None else {}
 
 
 def _probe(name: str) -> Callable[[dict[str, Any], dict[str, Any]], str]:
@@ -140,38 +165,73 @@ JUDGES: dict[str, Callable[[dict[str, Any], dict[str, Any]], str]] = {
 }
 
 
-def socket_diff(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]) -> str:
-    """Every socket under /run whose mode, owner or ACL changed, or that vanished or appeared."""
-    changes = []
-    for path in sorted(set(before) | set(after)):
-        old, new = before.get(path), after.get(path)
-        if old is None or new is None:
-            changes.append(f"{path} {'appeared' if old is None else 'vanished'}")
-        else:  # not the inode: a service restart recreates its sockets; a chmod or an ACL keeps it
-            changed = [f"{key} {old[key]}→{new[key]}" for key in ("mode", "uid", "gid", "acl") if old[key] != new[key]]
-            changes += [f"{path}: {', '.join(changed)}"] if changed else []
-    return "; ".join(changes)
+def _bus_line(probe: dict[str, Any]) -> str:
+    return f"{len(probe['value'])} names" if probe["ok"] else "refused"
 
 
-def process_diff(before: list[str], after: list[str]) -> str:
-    """Processes left in the host that were not there at baseline (compared by name: a restart changes pids)."""
-    remaining = [entry.split(" ", 1)[1] for entry in before]
-    left = []
-    for entry in after:
-        name = entry.split(" ", 1)[1]
-        if name in remaining:
-            remaining.remove(name)
-        else:
-            left.append(entry)
-    return f"left running: {', '.join(left)}" if left else ""
+def _dns_line(sample: dict[str, Any]) -> str:
+    probes = {"system": "dns_system", "nobody": "dns_nobody", "stub": "dns_stub"}
+    return ", ".join(
+        f"{label} {' '.join(sample[key]['value']) if sample[key]['ok'] else 'failed'}" for label, key in probes.items()
+    )
+
+
+def _services_line(sample: dict[str, Any]) -> str:
+    units = sample.get("services") or {}
+    return ", ".join(
+        f"{unit} {state.get('ActiveState', '?')} ({state.get('NRestarts', '?')} restarts)"
+        for unit, state in units.items()
+    )
+
+
+def _count(key: str) -> Callable[[dict[str, Any]], str]:
+    return lambda sample: f"{len(sample[key])} {key}" if key in sample else "not sampled"
+
+
+SUMMARIES: dict[str, Callable[[dict[str, Any]], str]] = {
+    "system_bus_root": lambda sample: _bus_line(sample["bus_root"]),
+    "system_bus_nobody": lambda sample: _bus_line(sample["bus_nobody"]),
+    "dns": _dns_line,
+    "resolver": lambda sample: "running" if sample["resolver"] else "not running",
+    "services": _services_line,
+    "run_sockets": _count("sockets"),
+    "processes": _count("processes"),
+    "listeners": _count("listeners"),
+}
+
+
+def summarize(check: str, sample: dict[str, Any] | None) -> str:
+    """One short line of what a check saw in a sample: the report's before → after."""
+    return "not sampled" if sample is None else SUMMARIES[check](sample)
+
+
+def checks_for(mode: str) -> tuple[str, ...]:
+    """The checks a kind of host can run: a namespace host has no systemd, so no services."""
+    return tuple(check for check in CHECKS if not (mode == "namespace" and check == "services"))
 
 
 def host_report(mode: str, boot_s: float, health: HostHealth) -> dict[str, Any]:
-    """The host section of the JSON report: each check's first failure, and the failures in the order seen."""
+    """The host section of the JSON report: each check's before → after and first failure, the failures in order."""
     started = health.baseline["at"] if health.baseline else 0.0
-    checks = {check: _check_report(health.failures.get(check), started) for check in CHECKS}
+    skipped = not_applicable(health.baseline)
+    checks = {
+        check: {
+            **_check_report(health.failures.get(check), started),
+            "before": summarize(check, health.baseline),
+            "after": summarize(check, health.last),
+        }
+        for check in CHECKS
+        if check not in skipped
+    }
     chain = [f"+{f.at - started:.1f} s {f.when}: {f.check}: {f.detail}" for f in health.chain()]
-    return {"mode": mode, "boot_s": round(boot_s, 3), "samples": health.samples, "checks": checks, "chain": chain}
+    return {
+        "mode": mode,
+        "boot_s": round(boot_s, 3),
+        "samples": health.samples,
+        "checks": checks,
+        "not_checked": skipped,
+        "chain": chain,
+    }
 
 
 def _check_report(failure: Failure | None, started: float) -> dict[str, Any]:

@@ -117,3 +117,21 @@ class LeavesProcess(HostHookRunner):
 
     name = "leaves-process"
     hook = ("bash", "-c", "setsid -f sleep 600 </dev/null >/dev/null 2>&1")
+
+
+class OpensPort(HostHookRunner):
+    """A runner step that leaves a service listening on a port of the host."""
+
+    name = "opens-port"
+    hook = (
+        "bash",
+        "-c",
+        "setsid -f socat TCP-LISTEN:7777,bind=127.0.0.1,fork,reuseaddr EXEC:/bin/true </dev/null >/dev/null 2>&1",
+    )
+
+
+class DeniesNobodyByAcl(HostHookRunner):
+    """The drop-sudo fix's own way to lock a user out: an ACL entry, the mode left as it was (mode checks miss it)."""
+
+    name = "denies-nobody-by-acl"
+    hook = ("setfacl", "-m", "u:nobody:---", "/run/dbus/system_bus_socket")
