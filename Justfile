@@ -9,7 +9,7 @@ default:
     @just --list
 
 # Set up (apt packages, Python package, pinned npm tools), then run the live suite against the runner.
-runner-sandbox *args: setup
+runner-sandbox *args: (setup-for args)
     {{python}} -m pytest scenarios --boundary-report reports/runner-sandbox.json \
         --boundary-html reports/runner-sandbox.html --boundary-markdown reports/runner-sandbox.md "$@"
 
@@ -19,15 +19,15 @@ test *args:
     {{python}} -m pytest tests -n 2 "$@"
 
 # What this host can run, and exactly why not (e.g. `just doctor --sandbox passthrough`, `--json`).
-doctor *args: setup
+doctor *args: (setup-for args)
     {{python}} -m boundary.cli doctor "$@"
 
 # Run the live suite N times (default 5): wall time, agents' own time, overhead, model latency.
-bench runs="5" *args: setup
+bench runs="5" *args: (setup-for args)
     {{python}} -m boundary.bench "$@"
 
 # Run the live suite N times (default 20); fails on the first run that does not pass (false alarms).
-soak runs="20" *args: setup
+soak runs="20" *args: (setup-for args)
     {{python}} -m boundary.bench "$@"
 
 # Lint and type-check.
@@ -39,3 +39,8 @@ check:
 # Install what boundary needs; quick when it is already there.
 setup:
     @bash scripts/setup.sh
+
+# Setup, plus a Docker engine and debootstrap when the arguments ask for `--host container`.
+[private]
+setup-for args:
+    @bash scripts/setup.sh {{ if args =~ "container" { "--container" } else { "" } }}

@@ -10,6 +10,7 @@ from pathlib import Path
 from boundary import doctor, render, tools
 from boundary.host import HOST_MODES
 from boundary.host.base import HostError
+from boundary.host.image import ensure_image
 from boundary.host.namespace import resolved_root
 
 
@@ -20,6 +21,15 @@ def _tools_install(_: argparse.Namespace) -> int:
         print(f"[boundary] systemd-resolved for the namespace host (extracted, not installed): {resolved_root()}")
     except HostError as error:  # not fatal here: `--host live` needs none of it; the live suite says the same
         print(f"boundary: warning: --host namespace cannot boot until this is fixed: {error}", file=sys.stderr)
+    return 0
+
+
+def _tools_image(_: argparse.Namespace) -> int:
+    try:
+        print(f"[boundary] container host image ready: {ensure_image()}")
+    except HostError as error:
+        print(f"boundary: {error}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -57,6 +67,9 @@ def parser() -> argparse.ArgumentParser:
     tools_commands.add_parser("install", help="install from the committed lockfiles (quick when done)").set_defaults(
         func=_tools_install
     )
+    tools_commands.add_parser(
+        "image", help="build the container host's image (debootstrap + docker import; quick when built)"
+    ).set_defaults(func=_tools_image)
     tools_commands.add_parser("versions", help="print the installed versions").set_defaults(func=_tools_versions)
     check = commands.add_parser("doctor", help="what this host can run, and exactly why not; exit 1 on a problem")
     check.add_argument("--sandbox", default="srt", help="the sandbox the live suite will use (default: srt)")

@@ -4,9 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(bubblewrap socat ripgrep iproute2 strace git nodejs npm util-linux dbus dnsmasq-base)
-# --dev: what the harness's own tests need besides (flake.nix parsing, rendering the HTML report).
-[ "${1:-}" = "--dev" ] && APT_PACKAGES+=(nix-bin chromium)
+APT_PACKAGES=(bubblewrap socat ripgrep iproute2 strace git nodejs npm util-linux dbus dnsmasq-base acl)
+# --container: what `--host container` needs (a Docker engine, debootstrap to build the host image).
+# --dev: what the harness's own tests need besides: the container host, flake.nix parsing, the HTML report.
+CONTAINER=""
+case "${1:-}" in
+  --container) CONTAINER=1; APT_PACKAGES+=(docker.io debootstrap) ;;
+  --dev) CONTAINER=1; APT_PACKAGES+=(docker.io debootstrap nix-bin chromium) ;;
+esac
 missing=()
 # In a Nix dev shell (flake.nix) or without dpkg, the system packages come from elsewhere.
 [ -n "${IN_NIX_SHELL:-}" ] || ! command -v dpkg-query >/dev/null && APT_PACKAGES=()
@@ -33,3 +38,18 @@ if ! "$PYTHON" -I -c 'import boundary, pathlib, sys; sys.exit(pathlib.Path(bound
 fi
 
 "$PYTHON" -m boundary.cli tools install
+
+# A Docker engine for the container host. Where none answers (no systemd to start it, as in CI),
+# start one that touches no host networking: no bridge, no iptables rules.
+if [ -n "$CONTAINER" ] && ! docker version >/dev/null 2>&1; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "[setup] no Docker engine answers; start one (as root: dockerd --bridge=none --iptables=false &)" >&2
+    exit 1
+  fi
+  log=${TMPDIR:-/tmp}/boundary-dockerd.log
+  echo "[setup] starting dockerd --bridge=none --iptables=false (log: $log)"
+  setsid dockerd --bridge=none --iptables=false >"$log" 2>&1 < /dev/null &
+  for _ in $(seq 60); do docker version >/dev/null 2>&1 && break; sleep 0.5; done
+  docker version >/dev/null 2>&1 || { echo "[setup] dockerd did not answer within 30 s; see $log" >&2; exit 1; }
+fi
+[ -z "$CONTAINER" ] || "$PYTHON" -m boundary.cli tools image

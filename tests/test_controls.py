@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from boundary.host.health import CHECKS
 from boundary.host.run_sockets import run_sockets
+from boundary.host.services import services
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 SABOTAGE = "boundary.sabotage.runners"
@@ -129,42 +133,114 @@ def host_checks(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return dict(report["host"]["checks"])
 
 
-def test_drop_sudo_is_caught_in_the_order_it_unfolds(pytester: pytest.Pytester) -> None:
-    """Incident 3 on the namespace host: the socket chmod, the bus refusing others, then DNS dead after a restart.
+DISPOSABLE_HOSTS = pytest.mark.parametrize("host", ["namespace", "container"])
+SYSCTLS = (
+    "kernel/unprivileged_userns_clone",
+    "user/max_user_namespaces",
+    "kernel/yama/ptrace_scope",
+    "net/ipv4/ip_forward",
+)
 
-    The real machine's /run sockets are unchanged (the same snapshot code, run here on the real host).
+
+def real_host_state() -> dict[str, Any]:
+    """What no test may change on this machine: /run sockets, services, users, sysctls (the harness's own probes)."""
+    sockets = run_sockets()
+    # The Docker engine the container host needs makes a shim socket per container, in its own directory.
+    sockets = {path: state for path, state in sockets.items() if not path.startswith("/run/containerd/s/")}
+    sysctls = {name: Path("/proc/sys", name).read_text() for name in SYSCTLS if Path("/proc/sys", name).exists()}
+    users = {name: Path("/etc", name).read_text() for name in ("passwd", "group")}
+    return {"sockets": sockets, "services": services(), "users": users, "sysctls": sysctls}
+
+
+@pytest.fixture(autouse=True)
+def real_host_unchanged() -> Iterator[None]:
+    """Every control, whatever it sabotages, leaves this machine as it found it (checked with the same probes)."""
+    before = real_host_state()
+    yield
+    assert real_host_state() == before, "a control changed the real machine"
+
+
+def test_reference_runner_passes_on_the_container_host(pytester: pytest.Pytester) -> None:
+    """The same suite, with systemd as PID 1: services are checked too, and nothing fails."""
+    result, report = run_suite(pytester, "--host", "container")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    assert set(host_checks(report)) == set(CHECKS) and report["host"]["not_checked"] == {}
+    assert all(state["ok"] for state in host_checks(report).values())
+
+
+@DISPOSABLE_HOSTS
+def test_drop_sudo_is_caught_in_the_order_it_unfolds(pytester: pytest.Pytester, host: str) -> None:
+    """Incident 3: the socket chmod, the bus refusing others, then DNS dead once resolved restarts.
+
+    The namespace host's resolved dies when the harness restarts it; the container's is killed by its
+    watchdog, because systemd's notify socket was chmod'ed too — nobody restarts anything there.
     """
-    real_before = run_sockets()
-    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:DropSudo", "-k", "host")
-    assert run_sockets() == real_before
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:DropSudo", "--host", host, "-k", "host")
     assert result.ret == 1
     checks = host_checks(report)
-    assert "/run/dbus/system_bus_socket: mode 0777→0700" in checks["run_sockets"]["detail"]
+    assert re.search(r"/run/dbus/system_bus_socket: mode 0(666|777)→0(600|700)", checks["run_sockets"]["detail"])
     assert "Permission denied" in checks["system_bus_nobody"]["detail"]
     assert checks["system_bus_root"]["ok"]  # root passes a 0700 socket: why the non-root probe exists
-    assert checks["dns"]["first_failed"] == checks["resolver"]["first_failed"] == "after restarting systemd-resolved"
+    assert not checks["dns"]["ok"] and not checks["resolver"]["ok"]
     assert checks["system_bus_nobody"]["after_s"] < checks["dns"]["after_s"]
+    if host == "namespace":
+        assert checks["dns"]["first_failed"] == "after restarting systemd-resolved"
+    else:
+        assert "systemd-resolved.service" in checks["services"]["detail"]
+        assert "/run/systemd/notify: mode 0777→0700" in checks["run_sockets"]["detail"]
+        assert checks["dns"]["first_failed"].startswith(("watchdog during", "after cross_job"))
 
 
-def test_killed_resolver_fails_dns(pytester: pytest.Pytester) -> None:
-    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:KillsResolver", "-k", "host")
+@DISPOSABLE_HOSTS
+def test_killed_resolver_is_caught(pytester: pytest.Pytester, host: str) -> None:
+    """Killed on the namespace host, resolved stays dead; under systemd it restarts, and the restart is the finding."""
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:KillsResolver", "--host", host, "-k", "host")
     assert result.ret == 1
     checks = host_checks(report)
-    assert not checks["resolver"]["ok"] and not checks["dns"]["ok"] and checks["system_bus_root"]["ok"]
+    assert checks["system_bus_root"]["ok"]
+    if host == "namespace":
+        assert not checks["resolver"]["ok"] and not checks["dns"]["ok"]
+    else:
+        assert "systemd-resolved.service: restarted" in checks["services"]["detail"]
 
 
-def test_killed_bus_fails_the_bus_for_everyone(pytester: pytest.Pytester) -> None:
-    """The one control that takes the bus from root too: the root probe is not a check that cannot fail."""
-    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:KillsBus", "-k", "host")
+@DISPOSABLE_HOSTS
+def test_killed_bus_is_caught(pytester: pytest.Pytester, host: str) -> None:
+    """The one control that takes the bus from root too; under systemd the bus comes back by socket activation,
+    and the new invocation of dbus.service is the finding."""
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:KillsBus", "--host", host, "-k", "host")
     assert result.ret == 1
     checks = host_checks(report)
-    assert not checks["system_bus_root"]["ok"] and not checks["system_bus_nobody"]["ok"]
+    if host == "namespace":
+        assert not checks["system_bus_root"]["ok"] and not checks["system_bus_nobody"]["ok"]
+    else:
+        assert "dbus.service: restarted" in checks["services"]["detail"]
 
 
-def test_process_left_behind_is_named(pytester: pytest.Pytester) -> None:
-    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:LeavesProcess", "-k", "host")
+@DISPOSABLE_HOSTS
+def test_process_left_behind_is_named(pytester: pytest.Pytester, host: str) -> None:
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:LeavesProcess", "--host", host, "-k", "host")
     assert result.ret == 1
     assert "sleep" in host_checks(report)["processes"]["detail"]
+
+
+@DISPOSABLE_HOSTS
+def test_port_left_listening_is_named(pytester: pytest.Pytester, host: str) -> None:
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:OpensPort", "--host", host, "-k", "host")
+    assert result.ret == 1
+    assert "new listener: tcp 127.0.0.1:7777 (socat)" in host_checks(report)["listeners"]["detail"]
+
+
+@DISPOSABLE_HOSTS
+def test_acl_deny_with_the_mode_unchanged_is_named(pytester: pytest.Pytester, host: str) -> None:
+    """`setfacl -m u:nobody:---` on the bus: mode bits still say 0666/0777; the ACL and the reach say otherwise."""
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:DeniesNobodyByAcl", "--host", host, "-k", "host")
+    assert result.ret == 1
+    checks = host_checks(report)
+    detail = checks["run_sockets"]["detail"]
+    assert "/run/dbus/system_bus_socket: acl none→" in detail and "no longer reachable by nobody" in detail
+    assert "mode" not in detail
+    assert "Permission denied" in checks["system_bus_nobody"]["detail"]
 
 
 def test_live_host_without_a_bus_fails_with_the_alternative(pytester: pytest.Pytester) -> None:
