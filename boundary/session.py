@@ -88,7 +88,7 @@ class Session:
             if self.host is None or not self.host.disposable:
                 raise RuntimeError(
                     f"job {job.name}'s runner changes the host before it starts (a control): refused on this host; "
-                    "run it with --host namespace"
+                    "run it with --host namespace or --host container"
                 )
             result = self.host.run(hook, timeout=60)
             self.progress(f"[boundary] runner hook {hook[0]} … exited {result.returncode}")

@@ -22,6 +22,8 @@ done
 if command -v node >/dev/null && command -v npm >/dev/null; then
   missing=("${missing[@]/nodejs}"); missing=("${missing[@]/npm}")
 fi
+# A Docker engine installed another way (docker-ce, as on GitHub's runners) serves as well as docker.io.
+command -v docker >/dev/null && missing=("${missing[@]/docker.io}")
 read -r -a missing <<<"${missing[*]:-}"
 if ((${#missing[@]})); then
   echo "[setup] apt-get install ${missing[*]}"

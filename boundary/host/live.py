@@ -19,7 +19,7 @@ class LiveHost:
         if not SYSTEM_BUS.exists():
             raise HostError(
                 f"--host live: this machine has no system bus ({SYSTEM_BUS} is missing), so there is nothing "
-                "to check here; use --host namespace (a disposable host the harness boots)"
+                "to check here; use --host namespace (a disposable host the harness boots) or --host container"
             )
         return self
 
