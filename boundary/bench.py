@@ -49,6 +49,23 @@ def summarise(walls: list[float], reports: list[dict[str, Any]]) -> list[str]:
         f"overhead:    median {statistics.median(overhead):.0%} of wall time (pytest start, setup, planting, verdicts)",
         f"model server: {len(latencies)} requests, p50 {percentile(latencies, 0.5) * 1000:.1f} ms, "
         f"p99 {percentile(latencies, 0.99) * 1000:.1f} ms",
+        *host_lines(reports),
+    ]
+
+
+def host_lines(reports: list[dict[str, Any]]) -> list[str]:
+    """What the host under test costs: boot, one cheap and one full sample, the watchdog's share of job time."""
+    hosts = [report["host"] for report in reports if report.get("host") and "cost" in report["host"]]
+    if not hosts:
+        return ["host: not reported"]
+
+    def median(key: str) -> float:
+        return float(statistics.median(host["cost"][key] for host in hosts))
+
+    boot = statistics.median(host["boot_s"] for host in hosts)
+    return [
+        f"host {hosts[0]['mode']}: boot median {boot:.2f} s; sample median cheap {median('cheap_sample_ms'):.1f} ms, "
+        f"full {median('full_sample_ms'):.1f} ms; watchdog {median('watchdog_share'):.1%} of job time"
     ]
 
 

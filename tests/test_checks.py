@@ -133,3 +133,9 @@ def test_bench_summary_reads_the_reports() -> None:
     assert "median 25.0 s" in lines[1] and "agents' own: median 10.0 s" in lines[2]
     assert "overhead:    median 58%" in lines[3] and "12 requests" in lines[4]
     assert percentile([1.0, 2.0, 3.0], 0.5) == 2.0
+    assert lines[5] == "host: not reported"
+    cost = {"cheap_sample_ms": 14.0, "full_sample_ms": 20.0, "watchdog_share": 0.03}
+    hosted = {**report, "host": {"mode": "container", "boot_s": 0.7, "cost": cost}}
+    assert summarise([20.0], [hosted])[5] == (
+        "host container: boot median 0.70 s; sample median cheap 14.0 ms, full 20.0 ms; watchdog 3.0% of job time"
+    )

@@ -265,3 +265,16 @@ def test_live_host_without_a_bus_names_the_alternative() -> None:
 
     check = check_host("live")
     assert not check.ok and "use --host namespace" in check.detail
+
+
+def test_container_host_boots_here_and_names_docker_when_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the engine CI starts, the container host boots; without `docker`, the check says how to get one."""
+    from boundary.doctor import check_host
+
+    booted = check_host("container")
+    assert booted.ok and booted.detail.startswith("booted in"), booted
+    monkeypatch.setenv("PATH", str(tmp_path))
+    missing = check_host("container")
+    assert not missing.ok and "no `docker` command" in missing.detail and "apt-get install docker.io" in missing.detail

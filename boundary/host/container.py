@@ -118,9 +118,10 @@ class ContainerHost:
         """systemd has finished booting with nothing failed, and the canary resolves."""
         deadline = time.monotonic() + BOOT_TIMEOUT_S
         state = ""
-        while not state and time.monotonic() < deadline:  # empty until systemd listens on its private socket
+        # Empty until systemd listens on its private socket, "offline" until it is PID 1's program at all.
+        while state in ("", "offline") and time.monotonic() < deadline:
             state = self.run(["systemctl", "is-system-running", "--wait"], timeout=BOOT_TIMEOUT_S).stdout.strip()
-            time.sleep(0 if state else 0.02)
+            time.sleep(0.02 if state in ("", "offline") else 0)
         if state != "running":
             failed = self.run(["systemctl", "--failed", "--no-legend", "--plain"]).stdout.strip()
             raise HostError(

@@ -8,9 +8,11 @@ others → resolver gone after its restart → DNS dead).
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -54,13 +56,17 @@ class HostHealth:
     samples: int = 0
     failures: dict[str, Failure] = field(default_factory=dict)  # the first failure of each check
     last: dict[str, Any] | None = None
+    durations_s: dict[str, list[float]] = field(default_factory=lambda: {"cheap": [], "full": []})
+    watched_s: float = 0.0  # how long the watchdog ran: its cost is the cheap samples' share of this
     restarted_by_us: set[str] = field(default_factory=set)  # units the harness restarted (a new invocation is ours)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _prober: subprocess.Popen[str] | None = None
     _probe_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def take(self, when: str, full: bool = True) -> dict[str, Any]:
+        started = time.monotonic()
         sample = self._sample(full)
+        self.durations_s["full" if full else "cheap"].append(time.monotonic() - started)
         with self._lock:
             self.samples += 1
             if self.baseline is None:
@@ -108,11 +114,13 @@ class HostHealth:
         stop = threading.Event()
         thread = threading.Thread(target=self._watch, args=(stop, when), name="host-watchdog", daemon=True)
         thread.start()
+        started = time.monotonic()
         try:
             yield
         finally:
             stop.set()
             thread.join()
+            self.watched_s += time.monotonic() - started
 
     def _watch(self, stop: threading.Event, when: str) -> None:
         while not stop.wait(WATCH_INTERVAL_S):
@@ -228,9 +236,20 @@ def host_report(mode: str, boot_s: float, health: HostHealth) -> dict[str, Any]:
         "mode": mode,
         "boot_s": round(boot_s, 3),
         "samples": health.samples,
+        "cost": sampling_cost(health),
         "checks": checks,
         "not_checked": skipped,
         "chain": chain,
+    }
+
+
+def sampling_cost(health: HostHealth) -> dict[str, float]:
+    """Median time of a cheap (watchdog) and a full sample, and the share of job time spent sampling."""
+    cheap, full = health.durations_s["cheap"], health.durations_s["full"]
+    return {
+        "cheap_sample_ms": round(statistics.median(cheap) * 1000, 1) if cheap else 0.0,
+        "full_sample_ms": round(statistics.median(full) * 1000, 1) if full else 0.0,
+        "watchdog_share": round(sum(cheap) / health.watched_s, 3) if health.watched_s else 0.0,
     }
 
 

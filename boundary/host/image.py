@@ -191,7 +191,10 @@ def _configure(rootfs: Path) -> None:
         link.symlink_to(target)
     for relative in SLIMMED:
         for child in (rootfs / relative).glob("*"):
-            shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child)
+            else:
+                child.unlink()
 
 
 def _import(rootfs: Path, tag: str) -> None:
