@@ -100,3 +100,12 @@ def test_shared_paths_keep_parents_only(tmp_path: Path) -> None:
     assert paths[tmp_path.resolve()] == "rw"
     assert all(mode == "ro" for path, mode in paths.items() if path != tmp_path.resolve())
     assert not any(a != b and a.is_relative_to(b) for a in paths for b in paths)
+
+
+def test_a_run_directory_inside_a_read_only_path_stays_writable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("boundary.tools.cache_root", lambda: tmp_path)
+    session = tmp_path / "runs" / "one"
+    paths = shared_paths(session)
+    assert paths[tmp_path.resolve()] == "ro" and paths[session.resolve()] == "rw"

@@ -49,20 +49,20 @@ def docker_problem() -> str:
 
 
 def shared_paths(session_dir: Path) -> dict[Path, str]:
-    """What the container sees at the same path as here: the run's files (rw) and the agent stack (ro)."""
+    """What the container sees at the same path as here: the agent stack (ro) and the run's files (rw)."""
     node = shutil.which("node")
-    wanted = {
-        session_dir: "rw",
-        Path(sys.base_prefix): "ro",
-        Path(sys.prefix): "ro",
-        Path(boundary.__file__).resolve().parents[1]: "ro",  # the harness itself
-        tools.cache_root(): "ro",  # the pinned npm tools
-        **({Path(node).resolve(): "ro"} if node else {}),
-    }
+    read_only = [
+        Path(sys.base_prefix),
+        Path(sys.prefix),
+        Path(boundary.__file__).resolve().parents[1],  # the harness itself
+        tools.cache_root(),  # the pinned npm tools
+        *([Path(node)] if node else []),
+    ]
+    wanted = {path.resolve(): "ro" for path in read_only} | {session_dir.resolve(): "rw"}
     kept: dict[Path, str] = {}
-    for path in sorted(p.resolve() for p in wanted):  # a parent before its children: skip what it covers
-        if not any(path.is_relative_to(parent) for parent in kept):
-            kept[path] = next(mode for p, mode in wanted.items() if p.resolve() == path)
+    for path in sorted(wanted):  # a parent before its children: a child it already covers alike is left out
+        if not any(path.is_relative_to(parent) and mode == wanted[path] for parent, mode in kept.items()):
+            kept[path] = wanted[path]
     return kept
 
 
@@ -89,7 +89,7 @@ class ContainerHost:
         began = time.monotonic()
         self._container = self._define(tag).start()
         try:
-            self.pid = int(self._container.get_wrapped_container().attrs["State"]["Pid"]) or self._inspect_pid()
+            self.pid = self._inspect_pid()
             self._wait_ready()
         except BaseException:
             self.stop()
@@ -110,6 +110,7 @@ class ContainerHost:
         return container.with_tmpfs_mount("/run").with_tmpfs_mount("/run/lock")
 
     def _inspect_pid(self) -> int:
+        """The host-view PID of the container's PID 1 (testcontainers' attrs are from before the start)."""
         wrapped = self._container.get_wrapped_container()
         wrapped.reload()
         return int(wrapped.attrs["State"]["Pid"])
