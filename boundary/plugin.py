@@ -139,16 +139,24 @@ def boundary_session(
     reap_leftovers()
     workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-"))
     progress = _progress_writer(pytestconfig)
-    booted = _booted(pytestconfig, workdir, boundary_record, progress)
-    with ModelServer(workdir / "model.sock") as server, booted as host:
-        session = Session(server, workdir, pytestconfig.getoption("--job-timeout"), boundary_record.jobs)
-        units = (*DEFAULT_UNITS, *pytestconfig.getoption("--host-unit"))
-        session.progress, session.host, session.health = progress, host, HostHealth(host, units)
-        progress(f"[boundary] host {host.name} up in {host.boot_s:.2f} s; taking the baseline")
-        session.health.take("at baseline")
-        yield session
-        session.health.close()
-    if pytestconfig.getoption("--boundary-keep"):
+    try:
+        with (
+            ModelServer(workdir / "model.sock") as server,
+            _booted(pytestconfig, workdir, boundary_record, progress) as host,
+        ):
+            session = Session(server, workdir, pytestconfig.getoption("--job-timeout"), boundary_record.jobs)
+            units = (*DEFAULT_UNITS, *pytestconfig.getoption("--host-unit"))
+            session.progress, session.host, session.health = progress, host, HostHealth(host, units)
+            progress(f"[boundary] host {host.name} up in {host.boot_s:.2f} s; taking the baseline")
+            session.health.take("at baseline")
+            yield session
+            session.health.close()
+    finally:  # also when the host could not boot: a failed run leaves nothing behind either
+        _keep_or_remove(pytestconfig, workdir)
+
+
+def _keep_or_remove(config: pytest.Config, workdir: Path) -> None:
+    if config.getoption("--boundary-keep"):
         print(f"\n[boundary] work directory kept: {workdir}")
     else:
         shutil.rmtree(workdir, ignore_errors=True)

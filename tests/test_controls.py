@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ import pytest
 from boundary.host.health import CHECKS
 from boundary.host.run_sockets import run_sockets
 from boundary.host.services import services
+from boundary.plugin import WORKDIR_PREFIX
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 SABOTAGE = "boundary.sabotage.runners"
@@ -250,7 +252,10 @@ def test_acl_deny_with_the_mode_unchanged_is_named(pytester: pytest.Pytester, ho
 
 
 def test_live_host_without_a_bus_fails_with_the_alternative(pytester: pytest.Pytester) -> None:
-    """This machine has no system bus: --host live says so in one line, and names the host that works."""
+    """This machine has no system bus: --host live says so in one line, names the host that works, leaves nothing."""
     result, report = run_suite(pytester, "--host", "live")
     assert result.ret == 1 and "passed" not in result.parseoutcomes()
     assert "use --host namespace" in report["run"]["errors"][0]
+    runs = Path(tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}*")
+    orphans = [run for run in runs if not Path("/proc", run.name.removeprefix(WORKDIR_PREFIX).split("-")[0]).exists()]
+    assert orphans == [], "a run whose host did not boot left its work directory behind"
