@@ -142,6 +142,15 @@ def host_checks(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 DISPOSABLE_HOSTS = pytest.mark.parametrize("host", ["namespace", "container"])
+
+
+def run_host_control(pytester: pytest.Pytester, runner: str, host: str) -> dict[str, dict[str, Any]]:
+    """The host-health scenario against a host-damaging runner: the run must fail; its host checks."""
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:{runner}", "--host", host, "-k", "host")
+    assert result.ret == 1, result.stdout.str()[-3000:]
+    return host_checks(report)
+
+
 SYSCTLS = (
     "kernel/unprivileged_userns_clone",
     "user/max_user_namespaces",
@@ -183,9 +192,7 @@ def test_drop_sudo_is_caught_in_the_order_it_unfolds(pytester: pytest.Pytester, 
     The namespace host's resolved dies when the harness restarts it; the container's is killed by its
     watchdog, because systemd's notify socket was chmod'ed too — nobody restarts anything there.
     """
-    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:DropSudo", "--host", host, "-k", "host")
-    assert result.ret == 1
-    checks = host_checks(report)
+    checks = run_host_control(pytester, "DropSudo", host)
     assert re.search(r"/run/dbus/system_bus_socket: mode 0(666|777)→0(600|700)", checks["run_sockets"]["detail"])
     assert "Permission denied" in checks["system_bus_nobody"]["detail"]
     assert checks["system_bus_root"]["ok"]  # root passes a 0700 socket: why the non-root probe exists
@@ -202,9 +209,7 @@ def test_drop_sudo_is_caught_in_the_order_it_unfolds(pytester: pytest.Pytester, 
 @DISPOSABLE_HOSTS
 def test_killed_resolver_is_caught(pytester: pytest.Pytester, host: str) -> None:
     """Killed on the namespace host, resolved stays dead; under systemd it restarts, and the restart is the finding."""
-    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:KillsResolver", "--host", host, "-k", "host")
-    assert result.ret == 1
-    checks = host_checks(report)
+    checks = run_host_control(pytester, "KillsResolver", host)
     assert checks["system_bus_root"]["ok"]
     if host == "namespace":
         assert not checks["resolver"]["ok"] and not checks["dns"]["ok"]
@@ -216,9 +221,7 @@ def test_killed_resolver_is_caught(pytester: pytest.Pytester, host: str) -> None
 def test_killed_bus_is_caught(pytester: pytest.Pytester, host: str) -> None:
     """The one control that takes the bus from root too; under systemd the bus comes back by socket activation,
     and the new invocation of dbus.service is the finding."""
-    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:KillsBus", "--host", host, "-k", "host")
-    assert result.ret == 1
-    checks = host_checks(report)
+    checks = run_host_control(pytester, "KillsBus", host)
     if host == "namespace":
         assert not checks["system_bus_root"]["ok"] and not checks["system_bus_nobody"]["ok"]
     else:
@@ -227,24 +230,20 @@ def test_killed_bus_is_caught(pytester: pytest.Pytester, host: str) -> None:
 
 @DISPOSABLE_HOSTS
 def test_process_left_behind_is_named(pytester: pytest.Pytester, host: str) -> None:
-    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:LeavesProcess", "--host", host, "-k", "host")
-    assert result.ret == 1
-    assert "sleep" in host_checks(report)["processes"]["detail"]
+    checks = run_host_control(pytester, "LeavesProcess", host)
+    assert "sleep" in checks["processes"]["detail"]
 
 
 @DISPOSABLE_HOSTS
 def test_port_left_listening_is_named(pytester: pytest.Pytester, host: str) -> None:
-    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:OpensPort", "--host", host, "-k", "host")
-    assert result.ret == 1
-    assert "new listener: tcp 127.0.0.1:7777 (socat)" in host_checks(report)["listeners"]["detail"]
+    checks = run_host_control(pytester, "OpensPort", host)
+    assert "new listener: tcp 127.0.0.1:7777 (socat)" in checks["listeners"]["detail"]
 
 
 @DISPOSABLE_HOSTS
 def test_acl_deny_with_the_mode_unchanged_is_named(pytester: pytest.Pytester, host: str) -> None:
     """`setfacl -m u:nobody:---` on the bus: mode bits still say 0666/0777; the ACL and the reach say otherwise."""
-    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:DeniesNobodyByAcl", "--host", host, "-k", "host")
-    assert result.ret == 1
-    checks = host_checks(report)
+    checks = run_host_control(pytester, "DeniesNobodyByAcl", host)
     detail = checks["run_sockets"]["detail"]
     assert "/run/dbus/system_bus_socket: acl none→" in detail and "no longer reachable by nobody" in detail
     assert "mode" not in detail

@@ -9,6 +9,7 @@ from typing import Protocol
 CANARY_NAME = "canary.boundary.test"
 CANARY_ADDRESS = "10.213.0.99"
 CANARY_TXT = "boundary-canary-7f3c9a1e5d2b"
+RESOLVED_PROCESS = "systemd-resolve"  # systemd-resolved's /proc comm, cut to 15 characters
 
 RESOLVED_CONF = """\
 [Resolve]

@@ -118,11 +118,11 @@ class ContainerHost:
     def _wait_ready(self) -> None:
         """systemd has finished booting with nothing failed, and the canary resolves."""
         deadline = time.monotonic() + BOOT_TIMEOUT_S
-        state = ""
         # Empty until systemd listens on its private socket, "offline" until it is PID 1's program at all.
+        state = self._system_state()
         while state in ("", "offline") and time.monotonic() < deadline:
-            state = self.run(["systemctl", "is-system-running", "--wait"], timeout=BOOT_TIMEOUT_S).stdout.strip()
-            time.sleep(0.02 if state in ("", "offline") else 0)
+            time.sleep(0.02)
+            state = self._system_state()
         if state != "running":
             failed = self.run(["systemctl", "--failed", "--no-legend", "--plain"]).stdout.strip()
             raise HostError(
@@ -132,6 +132,9 @@ class ContainerHost:
             )
         if self.run(["getent", "hosts", CANARY_NAME]).returncode != 0:
             raise HostError(f"container host: expected {CANARY_NAME} to resolve inside after boot; it does not")
+
+    def _system_state(self) -> str:
+        return self.run(["systemctl", "is-system-running", "--wait"], timeout=BOOT_TIMEOUT_S).stdout.strip()
 
     def stop(self) -> None:
         container, self._container = self._container, None

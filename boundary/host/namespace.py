@@ -24,12 +24,18 @@ from pathlib import Path
 from types import TracebackType
 
 from boundary import tools
-from boundary.host.base import CANARY_NAME, DNSMASQ_CONF, RESOLVED_CONF, VETH_SCRIPT, HostError
+from boundary.host.base import (
+    CANARY_NAME,
+    DNSMASQ_CONF,
+    RESOLVED_CONF,
+    RESOLVED_PROCESS,
+    VETH_SCRIPT,
+    HostError,
+)
 
 BOOT_TIMEOUT_S = 15.0
 STOP_GRACE_S = 3.0
 RESOLVED_BINARY = "lib/systemd/systemd-resolved"  # bookworm ships it outside /usr
-RESOLVED_PROCESS = "systemd-resolve"  # /proc comm is cut to 15 characters
 EXTRACTED_MARKER = ".boundary-extracted"
 UNSHARE = ["unshare", "--mount", "--net", "--pid", "--fork", "--mount-proc", "--propagation", "private"]
 APT_FIX = "apt-get install util-linux iproute2 dbus dnsmasq-base"

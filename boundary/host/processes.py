@@ -7,6 +7,8 @@ import socket
 
 import psutil
 
+from boundary.host.base import RESOLVED_PROCESS
+
 
 def _comm(pid: str) -> str:
     try:
@@ -23,7 +25,7 @@ def processes() -> list[str]:
 
 
 def resolver_running() -> bool:
-    return any(_comm(pid) == "systemd-resolve" for pid in os.listdir("/proc") if pid.isdigit())
+    return any(_comm(pid) == RESOLVED_PROCESS for pid in os.listdir("/proc") if pid.isdigit())
 
 
 def listeners() -> list[str]:

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from boundary.host.base import RESOLVED_PROCESS
 from boundary.layout import JobPaths
 from boundary.runner import Job, ReferenceRunner
 
@@ -102,7 +103,7 @@ class KillsResolver(HostHookRunner):
     """A runner step that kills systemd-resolved."""
 
     name = "kills-resolver"
-    hook = ("pkill", "-x", "systemd-resolve")
+    hook = ("pkill", "-x", RESOLVED_PROCESS)
 
 
 class KillsBus(HostHookRunner):
