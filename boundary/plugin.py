@@ -6,7 +6,6 @@ import importlib
 import os
 import shutil
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,7 +27,6 @@ from boundary.session import Session
 from boundary.versions import collect_versions
 
 WORKDIR_PREFIX = "boundary-run-"
-RESTART_SETTLE_S = 0.5  # resolved comes up in ~50 ms, or dies in ~40 ms when it cannot reach the bus
 RUN_KEY = pytest.StashKey[RunRecord]()
 RUNNER_KEY = pytest.StashKey[Runner]()
 DEFAULT_RUNNER = "boundary.runner:ReferenceRunner"
@@ -209,7 +207,6 @@ def host_health(cross_job: object, boundary_session: Session, boundary_record: R
     assert health is not None and host is not None, "the session has no host"
     health.restarted_by_us.add("systemd-resolved.service")
     host.restart_resolved()
-    time.sleep(RESTART_SETTLE_S)
     health.take("after restarting systemd-resolved")
     boundary_record.host = host_report(host.name, host.boot_s, health)
     return health

@@ -10,6 +10,7 @@ CANARY_NAME = "canary.boundary.test"
 CANARY_ADDRESS = "10.213.0.99"
 CANARY_TXT = "boundary-canary-7f3c9a1e5d2b"
 RESOLVED_PROCESS = "systemd-resolve"  # systemd-resolved's /proc comm, cut to 15 characters
+RESTART_SETTLE_S = 0.5  # resolved comes up in ~50 ms, or dies in ~40 ms when it cannot reach the bus
 
 RESOLVED_CONF = """\
 [Resolve]
@@ -65,5 +66,8 @@ class Host(Protocol):
     def run(self, argv: list[str], timeout: float = 10) -> subprocess.CompletedProcess[str]: ...
 
     def restart_resolved(self) -> None:
-        """Restart systemd-resolved as systemd would; never raises (coming back up may fail: that is a finding)."""
+        """Restart systemd-resolved as systemd would, and return once it has settled (up, or gone).
+
+        Never raises: coming back up may fail, and that is a finding for the checks.
+        """
         ...

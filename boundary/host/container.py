@@ -19,7 +19,7 @@ from typing import Any
 
 import boundary
 from boundary import tools
-from boundary.host.base import CANARY_NAME, HostError
+from boundary.host.base import CANARY_NAME, RESTART_SETTLE_S, HostError
 from boundary.host.image import ensure_image
 
 LABEL = "boundary.host"
@@ -152,6 +152,7 @@ class ContainerHost:
     def restart_resolved(self) -> None:
         """`systemctl restart` waits until resolved is up or its start failed; either is for the checks to judge."""
         self.run(["systemctl", "restart", "systemd-resolved.service"], timeout=30)
+        time.sleep(RESTART_SETTLE_S)  # "up" can still fall over once it reaches for the bus
 
 
 def reap_containers() -> None:

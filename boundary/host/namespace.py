@@ -29,6 +29,7 @@ from boundary.host.base import (
     DNSMASQ_CONF,
     RESOLVED_CONF,
     RESOLVED_PROCESS,
+    RESTART_SETTLE_S,
     VETH_SCRIPT,
     HostError,
 )
@@ -323,7 +324,8 @@ class NamespaceHost:
         """Do what systemd does on a restart or watchdog: stop resolved, start it again.
 
         Coming back up may fail (incident 3: the bus socket was chmod'ed); that is for the caller
-        to observe, so this waits until resolved either answers or is gone, and never raises.
+        to observe, so this waits until resolved is gone, or has answered and stayed up for the
+        settle time (it can answer before it reaches for the bus), and never raises.
         """
         self._kill_resolved()
         root = self._resolved_root
@@ -339,9 +341,11 @@ class NamespaceHost:
             timeout=10,
             check=False,
         )
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            if not self.resolved_running() or self.run(["getent", "hosts", CANARY_NAME]).returncode == 0:
+        deadline, answered_at = time.monotonic() + 5, None
+        while time.monotonic() < deadline and self.resolved_running():
+            if answered_at is None and self.run(["getent", "hosts", CANARY_NAME]).returncode == 0:
+                answered_at = time.monotonic()
+            if answered_at is not None and time.monotonic() - answered_at >= RESTART_SETTLE_S:
                 return
             time.sleep(0.05)
 
