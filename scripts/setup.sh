@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(bubblewrap socat ripgrep iproute2 strace git nodejs npm util-linux dbus dnsmasq-base acl)
+APT_PACKAGES=(bubblewrap socat ripgrep iproute2 strace git nodejs npm util-linux dbus dnsmasq-base acl libsystemd-shared)
 # --container: what `--host container` needs (a Docker engine, debootstrap to build the host image).
 # --dev: what the harness's own tests need besides: the container host, flake.nix parsing, the HTML report.
 CONTAINER=""
@@ -23,7 +23,8 @@ if command -v node >/dev/null && command -v npm >/dev/null; then
   missing=("${missing[@]/nodejs}"); missing=("${missing[@]/npm}")
 fi
 # A Docker engine installed another way (docker-ce, as on GitHub's runners) serves as well as docker.io.
-command -v docker >/dev/null && missing=("${missing[@]/docker.io}")
+# Look for the engine, not the client: some images ship a `docker` client with no `dockerd`.
+{ command -v dockerd >/dev/null || docker version >/dev/null 2>&1; } && missing=("${missing[@]/docker.io}")
 read -r -a missing <<<"${missing[*]:-}"
 if ((${#missing[@]})); then
   echo "[setup] apt-get install ${missing[*]}"
