@@ -1,7 +1,9 @@
 """Prove a job touched no network: read the strace of its whole process tree.
 
 Every AF_INET/AF_INET6 destination a job's processes connected or sent to,
-successful or not, must be the scripted model's bridge on loopback.
+successful or not, must be the scripted model's bridge on loopback. Every job
+talks to that bridge, so a trace that does not show it (or is missing, or
+empty) proves nothing and is never clean.
 """
 
 from __future__ import annotations
@@ -22,24 +24,45 @@ MODEL = f"127.0.0.1:{BRIDGE_PORT}"
 class NetworkUse:
     inet: frozenset[str]  # host:port destinations
     unix: frozenset[str]  # socket paths (local IPC, listed for the record)
+    problem: str | None = None  # why the trace could not be read; None: it was read
 
     @property
     def foreign(self) -> list[str]:
         return sorted(self.inet - {MODEL})
 
     @property
+    def unproven(self) -> str | None:
+        """Why this trace proves nothing about the job's network use; None when it does."""
+        if self.problem:
+            return self.problem
+        if MODEL not in self.inet:
+            return "the trace shows no connection to the scripted model, so it proves nothing (strace saw nothing?)"
+        return None
+
+    @property
     def clean(self) -> bool:
-        return not self.foreign
+        return not self.foreign and self.unproven is None
 
     def explain(self) -> str:
-        if self.clean:
-            model = "the scripted model only" if MODEL in self.inet else "no inet peer at all"
-            return f"{model}; unix sockets: {', '.join(sorted(self.unix)) or 'none'}"
-        return f"reached beyond the scripted model: {', '.join(self.foreign)}"
+        if self.foreign:  # a foreign peer is a finding even in a trace that is otherwise broken
+            return f"reached beyond the scripted model: {', '.join(self.foreign)}"
+        reason = self.unproven
+        if reason:
+            return f"INCONCLUSIVE: {reason}"
+        return f"the scripted model only; unix sockets: {', '.join(sorted(self.unix)) or 'none'}"
 
 
 def read_trace(path: Path) -> NetworkUse:
-    text = path.read_text(errors="replace")
+    try:
+        text = path.read_text(errors="replace")
+    except OSError as error:
+        return _unreadable(f"the trace {path} is unreadable ({error.strerror}), so it proves nothing (did strace run?)")
+    if not text.strip():
+        return _unreadable(f"the trace {path} is empty, so it proves nothing (did strace run?)")
     inet = {f"{host}:{port}" for port, host in _INET.findall(text)}
     inet |= {f"[{host}]:{port}" for port, host in _INET6.findall(text)}
     return NetworkUse(frozenset(inet), frozenset(_UNIX.findall(text)))
+
+
+def _unreadable(problem: str) -> NetworkUse:
+    return NetworkUse(frozenset(), frozenset(), problem)

@@ -1,4 +1,4 @@
-"""The verdict rule (fail closed): LEAKED, INCONCLUSIVE or DENIED, and the layer that denied."""
+"""The verdict rule (fail closed): only DENIED passes, and only with the layer whose text explains it."""
 
 from __future__ import annotations
 
@@ -7,12 +7,25 @@ from dataclasses import dataclass
 
 
 class Verdict(enum.StrEnum):
+    """What one probe proved; every verdict but DENIED fails the run.
+
+    DENIED: the call was refused, and a layer's denial text explains the refusal.
+    LEAKED: a target's canary came back to the probing job.
+    INCONCLUSIVE: the probe proved nothing (it did not run, its control failed, or nothing explains the refusal).
+    TAMPERED: a file that configures the job changed or appeared.
+    WRITTEN: another job's file changed or appeared.
+    EXECUTED: code the repository carried ran outside the sandbox.
+    """
+
     DENIED = "DENIED"
     LEAKED = "LEAKED"
     INCONCLUSIVE = "INCONCLUSIVE"
+    TAMPERED = "TAMPERED"
+    WRITTEN = "WRITTEN"
+    EXECUTED = "EXECUTED"
 
 
-UNRECOGNISED = "unrecognised"
+UNRECOGNISED = "unrecognised"  # what recognise_layer says when no layer's text matches
 
 
 @dataclass(frozen=True)
@@ -46,6 +59,9 @@ def judge(evidence: Evidence, denials: dict[str, tuple[str, ...]]) -> Finding:
         return Finding(Verdict.INCONCLUSIVE, "", reason)
     assert evidence.result is not None
     layer = recognise_layer(evidence.result, denials)
+    if layer == UNRECOGNISED:  # an unknown answer (a crash, a typo'd path) proves no boundary held
+        detail = f"the call was refused, but no layer's denial text explains it: {_excerpt(evidence.result)}"
+        return Finding(Verdict.INCONCLUSIVE, "", detail)
     return Finding(Verdict.DENIED, layer, _excerpt(evidence.result))
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from boundary.verdict import UNRECOGNISED, Evidence, Verdict, judge, recognise_layer
+from boundary.verdict import UNRECOGNISED, Evidence, Finding, Verdict, judge, recognise_layer
 
 DENIALS = {
     "agent permission": ("rule which prevents",),
@@ -52,9 +52,19 @@ def test_refusal_for_another_reason_is_inconclusive() -> None:
     assert judge(evidence, DENIALS).verdict is Verdict.INCONCLUSIVE
 
 
-def test_unknown_denial_text_is_denied_but_unrecognised() -> None:
-    finding = judge(replace(CLEAN, result="something else entirely"), DENIALS)
-    assert finding.verdict is Verdict.DENIED and finding.layer == UNRECOGNISED
+def test_unknown_denial_text_is_inconclusive_and_quoted() -> None:
+    """A refusal no layer's text explains proves nothing: it may be a crash or a missing file, not a boundary."""
+    finding = judge(replace(CLEAN, result="something   else\nentirely"), DENIALS)
+    assert finding.verdict is Verdict.INCONCLUSIVE and not finding.passed
+    assert "no layer's denial text explains it" in finding.detail and "something else entirely" in finding.detail
+    assert recognise_layer("something else entirely", DENIALS) == UNRECOGNISED
+
+
+def test_attacks_judged_from_outside_all_fail() -> None:
+    """TAMPERED, WRITTEN and EXECUTED are findings: only DENIED passes."""
+    for verdict in (Verdict.TAMPERED, Verdict.WRITTEN, Verdict.EXECUTED):
+        assert verdict.value == verdict.name and not Finding(verdict, "", "d").passed
+    assert Finding(Verdict.DENIED, "OS sandbox", "d").passed
 
 
 def test_layers_are_recognised_in_declared_order() -> None:
