@@ -8,6 +8,7 @@ namespace makes sure nothing the job started outlives it.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 from pathlib import Path
 
@@ -22,7 +23,13 @@ for i in $(seq 100); do
   (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && break
   sleep 0.02
 done
-exec "$@"
+{hide}exec "$@"
+"""
+# The harness's own records (transcripts, traces of other jobs) vanish under an empty tmpfs in the job's
+# mount namespace: a job that finds them found the harness, not a leak of the runner. The trace file is
+# opened first, as fd 9, so strace still writes it.
+_HIDE = """exec 9>>{trace}
+mount -t tmpfs -o size=64k,mode=0700 boundary-hidden {records}
 """
 
 
@@ -39,12 +46,13 @@ def wrap(
 ) -> list[str]:
     """argv run as PID 1 of fresh net + pid namespaces, with the model bridged to loopback.
 
-    With `trace`, strace records every connect/send of the job's whole process tree there.
+    With `trace`, strace records every connect/send of the job's whole process tree there, and the
+    directory holding the trace (the harness's records) is hidden from the job.
     `enter` runs it all inside a disposable host (an nsenter prefix).
     """
     if trace is not None:
         # strace becomes PID 1 and waits for every tracee: end the stragglers when the job ends.
-        reaper = ["bash", "-c", '"$@"; rc=$?; kill -KILL -1 2>/dev/null; exit $rc', "traced-job"]
+        reaper = ["bash", "-c", 'exec 9>&-; "$@"; rc=$?; kill -KILL -1 2>/dev/null; exit $rc', "traced-job"]
         strace = [
             "strace",
             "-f",
@@ -55,7 +63,7 @@ def wrap(
             "-e",
             "signal=none",
             "-o",
-            str(trace),
+            "/dev/fd/9",
         ]
         argv = [*strace, "--", *reaper, *argv]
     missing = [tool for tool in ("unshare", "ip", "socat", "bash", "strace") if shutil.which(tool) is None]
@@ -65,5 +73,6 @@ def wrap(
         namespaces = ["--user", "--map-root-user", "--net", "--pid", "--fork", "--mount", "--mount-proc"]
     else:
         namespaces = ["--net", "--pid", "--fork", "--mount", "--mount-proc"]
-    inner = _INNER.format(port=BRIDGE_PORT, socket=model_socket)
+    hide = _HIDE.format(trace=shlex.quote(str(trace)), records=shlex.quote(str(trace.parent))) if trace else ""
+    inner = _INNER.format(port=BRIDGE_PORT, socket=model_socket, hide=hide)
     return [*enter, "unshare", *namespaces, "--kill-child", "--", "bash", "-c", inner, "boundary-job", str(cwd), *argv]

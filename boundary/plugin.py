@@ -3,32 +3,30 @@
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from boundary import doctor, tools
-from boundary.crossjob import ProbeResult, run_cross_job
-from boundary.host import HOST_MODES, make_host
-from boundary.host.base import Host, HostError
+from boundary.host import HOST_MODES
 from boundary.host.container import reap_containers
-from boundary.host.health import HostHealth, host_report
-from boundary.host.services import DEFAULT_UNITS
-from boundary.model import ModelServer
-from boundary.offered import OfferedTools
 from boundary.report import RunRecord, summary_lines
 from boundary.runner import Runner
-from boundary.session import Session
+from boundary.scenarios import SCENARIOS, Scenario, get_scenario
+from boundary.scenarios.runs import ScenarioRuns
 from boundary.versions import collect_versions
 
 WORKDIR_PREFIX = "boundary-run-"
 RUN_KEY = pytest.StashKey[RunRecord]()
-RUNNER_KEY = pytest.StashKey[Runner]()
+RUNNER_KEY = pytest.StashKey[Callable[[], Runner]]()
+SCENARIOS_KEY = pytest.StashKey[list[Scenario]]()
 DEFAULT_RUNNER = "boundary.runner:ReferenceRunner"
 
 
@@ -73,13 +71,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "systemd-resolved.service (repeatable; hosts that run systemd)",
     )
     group.addoption(
+        "--scenario",
+        action="append",
+        default=[],
+        choices=list(SCENARIOS),
+        metavar="NAME",
+        help=f"run only this scenario (repeatable; default: all of {', '.join(SCENARIOS)})",
+    )
+    group.addoption(
         "--boundary-keep",
         action="store_true",
         help="keep the run's work directory (checkouts, transcripts) for inspection",
     )
 
 
-def load_runner(spec: str, sandbox: str) -> Runner:
+def load_runner(spec: str, sandbox: str) -> Callable[[], Runner]:
+    """A factory of fresh runners: each scenario sets up its own state, so each gets its own runner."""
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise pytest.UsageError(f"--runner expects MODULE:ATTR (e.g. {DEFAULT_RUNNER}), got {spec!r}")
@@ -90,18 +97,19 @@ def load_runner(spec: str, sandbox: str) -> Runner:
         raise pytest.UsageError(f"--runner {spec}: cannot build a runner with sandbox={sandbox!r}: {error}") from error
     if not isinstance(runner, Runner):
         raise pytest.UsageError(f"--runner {spec}: {runner!r} does not implement boundary.runner.Runner")
-    return runner
+    return lambda: factory(sandbox=sandbox)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "live: runs real agent jobs (needs the pinned tools)")
     if config.getoption("--help"):
         return
-    runner = load_runner(config.getoption("--runner"), config.getoption("--sandbox"))
-    config.stash[RUNNER_KEY] = runner
-    config.stash[RUN_KEY] = RunRecord(
-        runner.name, runner.agent.name, runner.sandbox.name, claimed_layers=list(runner.denials)
-    )
+    make_runner = load_runner(config.getoption("--runner"), config.getoption("--sandbox"))
+    runner = make_runner()
+    config.stash[RUNNER_KEY] = make_runner
+    names = config.getoption("--scenario") or list(SCENARIOS)
+    config.stash[SCENARIOS_KEY] = [get_scenario(name) for name in dict.fromkeys(names)]
+    config.stash[RUN_KEY] = RunRecord(runner.name, runner.agent.name, runner.sandbox.name, planned=list(names))
 
 
 def require(ok: object, message: str) -> None:
@@ -111,13 +119,17 @@ def require(ok: object, message: str) -> None:
 
 
 def scenario_id(config: pytest.Config) -> str:
-    runner = config.stash[RUNNER_KEY]
+    runner = config.stash[RUNNER_KEY]()
     return f"{runner.agent.name}-{runner.sandbox.name}"
 
 
-@pytest.fixture(scope="session")
-def boundary_runner(pytestconfig: pytest.Config) -> Runner:
-    return pytestconfig.stash[RUNNER_KEY]
+def planned_scenarios(config: pytest.Config) -> list[Scenario]:
+    return config.stash[SCENARIOS_KEY]
+
+
+def sample_runner(config: pytest.Config) -> Runner:
+    """A runner to read the plan from (its layers, its agent); never set up."""
+    return config.stash[RUNNER_KEY]()
 
 
 @pytest.fixture(scope="session")
@@ -126,30 +138,25 @@ def boundary_record(pytestconfig: pytest.Config) -> RunRecord:
 
 
 @pytest.fixture(scope="session")
-def boundary_session(
-    pytestconfig: pytest.Config, boundary_record: RunRecord, boundary_runner: Runner
-) -> Iterator[Session]:
-    """The model server and work directory every live scenario of this session shares."""
-    if hasattr(pytestconfig, "workerinput"):
-        pytest.fail("the live suite runs in one process (its jobs share one model server): run it without -n", False)
-    _preflight(boundary_runner, boundary_record)
-    boundary_record.versions = collect_versions(boundary_runner)
+def boundary_runs(pytestconfig: pytest.Config, boundary_record: RunRecord) -> Iterator[ScenarioRuns]:
+    """Each scenario runs once, on first use, on its own host; this process's work directory holds them all."""
+    make_runner = pytestconfig.stash[RUNNER_KEY]
+    _preflight(make_runner(), boundary_record)
+    boundary_record.versions = collect_versions(make_runner())
     reap_leftovers()
     workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-"))
-    progress = _progress_writer(pytestconfig)
+    runs = ScenarioRuns(
+        make_runner,
+        workdir,
+        host_mode=pytestconfig.getoption("--host"),
+        units=tuple(pytestconfig.getoption("--host-unit")),
+        job_timeout_s=pytestconfig.getoption("--job-timeout"),
+        progress=_progress_writer(pytestconfig),
+        record=boundary_record,
+    )
     try:
-        with (
-            ModelServer(workdir / "model.sock") as server,
-            _booted(pytestconfig, workdir, boundary_record, progress) as host,
-        ):
-            session = Session(server, workdir, pytestconfig.getoption("--job-timeout"), boundary_record.jobs)
-            units = (*DEFAULT_UNITS, *pytestconfig.getoption("--host-unit"))
-            session.progress, session.host, session.health = progress, host, HostHealth(host, units)
-            progress(f"[boundary] host {host.name} up in {host.boot_s:.2f} s; taking the baseline")
-            session.health.take("at baseline")
-            yield session
-            session.health.close()
-    finally:  # also when the host could not boot: a failed run leaves nothing behind either
+        yield runs
+    finally:  # also when a host could not boot: a failed run leaves nothing behind either
         _keep_or_remove(pytestconfig, workdir)
 
 
@@ -160,66 +167,16 @@ def _keep_or_remove(config: pytest.Config, workdir: Path) -> None:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
-def cross_job(
-    boundary_session: Session, boundary_runner: Runner, boundary_record: RunRecord
-) -> dict[tuple[str, str], ProbeResult]:
-    """Run the cross-job scenario once; its results keyed by (target, channel)."""
-    try:
-        results = run_cross_job(boundary_runner, boundary_session)
-    except Exception as error:
-        boundary_record.errors.append(f"cross-job scenario could not run: {error}")
-        raise
-    boundary_record.results.extend(results)
-    return {(r.target, r.channel): r for r in results}
-
-
-@pytest.fixture(scope="session")
-def offered_tools(
-    cross_job: object, boundary_session: Session, boundary_runner: Runner, boundary_record: RunRecord
-) -> OfferedTools:
-    """Every tool name offered to the model in every request of every job so far."""
-    offered = frozenset(t for job in boundary_session.jobs for t in job.offered_tools)
-    check = OfferedTools(boundary_runner.expected_tools(), offered, boundary_runner.forbidden_tools())
-    boundary_record.offered = check
-    return check
-
-
-@contextmanager
-def _booted(config: pytest.Config, workdir: Path, record: RunRecord, progress: Callable[[str], None]) -> Iterator[Host]:
-    """The host the jobs run on, booted for this session and torn down after it."""
-    host = make_host(config.getoption("--host"), workdir, progress)
-    try:
-        host.start()
-    except HostError as error:
-        record.errors.append(str(error).splitlines()[0])
-        pytest.fail(str(error), pytrace=False)
-    try:
-        yield host
-    finally:
-        host.stop()
-
-
-@pytest.fixture(scope="session")
-def host_health(cross_job: object, boundary_session: Session, boundary_record: RunRecord) -> HostHealth:
-    """After the jobs: restart systemd-resolved as systemd would (latent damage shows only then), check again."""
-    health, host = boundary_session.health, boundary_session.host
-    assert health is not None and host is not None, "the session has no host"
-    health.restarted_by_us.add("systemd-resolved.service")
-    host.restart_resolved()
-    health.take("after restarting systemd-resolved")
-    boundary_record.host = host_report(host.name, host.boot_s, health)
-    return health
-
-
 def _preflight(runner: Runner, record: RunRecord) -> None:
     """Install the pinned tools, then fail every live test in seconds, with the fix, if this host cannot run them."""
+    if record.errors:  # the preflight failed before: say it once, not once per test
+        pytest.fail(f"cannot run here: {record.errors[0]}", pytrace=False)
     try:
         tools.install_all()
     except tools.ToolsError as error:
         record.errors.append(str(error))
         raise
-    # The host is not tried here: the session boots it next and fails the same way if it cannot.
+    # The host is not tried here: each scenario boots its own next and fails the same way if it cannot.
     problem = doctor.first_problem(doctor.run_checks(runner.sandbox.name, host=None))
     if problem:
         record.errors.append(problem)
@@ -240,7 +197,7 @@ def _progress_writer(config: pytest.Config) -> Callable[[str], None]:
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     capture = config.pluginmanager.get_plugin("capturemanager")
     if reporter is None or capture is None:
-        return lambda message: None
+        return lambda message: print(message, file=sys.stderr, flush=True)  # an xdist worker: its stderr
 
     def write(message: str) -> None:
         with capture.global_and_fixture_disabled():
@@ -249,9 +206,18 @@ def _progress_writer(config: pytest.Config) -> Callable[[str], None]:
     return write
 
 
+# --- the report: each xdist worker sends its scenarios; the controller merges and writes once ---------------
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     record = session.config.stash.get(RUN_KEY, None)
-    if record is None or not _was_used(record):
+    if record is None:
+        return
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["boundary"] = json.dumps(record.as_dict())
+        return
+    if not _was_used(record):
         return
     writers = {
         "--boundary-report": record.write_json,
@@ -264,14 +230,23 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             write(path)
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """xdist: fold a finished worker's scenarios into the controller's record."""
+    part = getattr(node, "workeroutput", {}).get("boundary")
+    record = node.config.stash.get(RUN_KEY, None)
+    if part and record is not None:
+        record.merge(json.loads(part))
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
     record = config.stash.get(RUN_KEY, None)
-    if record is None or not _was_used(record):
+    if record is None or not _was_used(record) or hasattr(config, "workerinput"):
         return
     terminalreporter.section("boundary")
-    for line in summary_lines(record):
+    for line in summary_lines(record.as_dict()):
         terminalreporter.write_line(line)
 
 
 def _was_used(record: RunRecord) -> bool:
-    return bool(record.results or record.jobs or record.errors)
+    return bool(record.scenarios or record.errors)

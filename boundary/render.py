@@ -12,7 +12,7 @@ from typing import Any
 
 LAYER_SHORT = {"agent permission": "perm", "runner plugin": "plugin", "OS sandbox": "os", "n/a": "ok"}
 Result = dict[str, Any]
-MD_ICON = {"DENIED": "✅", "LEAKED": "❌", "INCONCLUSIVE": "⚠️"}
+MD_ICON = {"DENIED": "✅", "LEAKED": "❌", "TAMPERED": "❌", "WRITTEN": "❌", "EXECUTED": "❌", "INCONCLUSIVE": "⚠️"}
 LEGEND = "perm = agent permission, plugin = runner plugin, os = OS sandbox, ok = nothing found, · = not applicable"
 
 
@@ -20,47 +20,65 @@ LEGEND = "perm = agent permission, plugin = runner plugin, os = OS sandbox, ok =
 
 
 def failures(report: dict[str, Any]) -> list[str]:
-    """Why the run fails; empty means PASS."""
-    checks = (_probe_failures, _offered_failures, _layer_failures, _network_failures, _host_failures, _error_failures)
-    return [reason for check in checks for reason in check(report)]
+    """Why the run fails; empty means PASS. Every planned scenario must be there, and hold."""
+    scenarios = _scenarios(report)
+    planned = _run(report).get("planned_scenarios") or []
+    reasons = [f"scenario {name} not reported" for name in planned if name not in scenarios]
+    if not scenarios:
+        reasons.append("no scenario reported")
+    for name, scenario in scenarios.items():
+        reasons += scenario_failures(name, scenario)
+    return reasons + _error_failures(report)
+
+
+def scenario_failures(name: str, scenario: dict[str, Any]) -> list[str]:
+    checks = (_probe_failures, _offered_failures, _layer_failures, _network_failures, _host_failures)
+    reasons = [reason for check in checks for reason in check(scenario)]
+    reasons += [f"error: {error}" for error in scenario.get("errors") or []]
+    return [f"{name}: {reason}" for reason in reasons]
 
 
 def passed(report: dict[str, Any]) -> bool:
     return not failures(report)
 
 
-def _probe_failures(report: dict[str, Any]) -> list[str]:
-    results = _results(report)
+def _probe_failures(scenario: dict[str, Any]) -> list[str]:
+    results = _results(scenario)
+    done = {(str(r.get("target")), str(r.get("channel"))) for r in results}
+    missing = [f"{t} via {c}" for t, c in (tuple(cell) for cell in scenario.get("planned") or []) if (t, c) not in done]
+    reasons = [f"{len(missing)} planned probes have no result ({', '.join(missing[:3])}…)"] if missing else []
     bad = sum(1 for r in results if r.get("verdict") != "DENIED")
     if not results:
-        return ["no probe results"]
-    return [f"{bad} of {len(results)} probes not denied"] if bad else []
+        return [*reasons, "no probe results"]
+    return reasons + ([f"{bad} of {len(results)} probes not denied"] if bad else [])
 
 
-def _offered_failures(report: dict[str, Any]) -> list[str]:
-    offered = report.get("offered_tools")
+def _offered_failures(scenario: dict[str, Any]) -> list[str]:
+    offered = scenario.get("offered_tools")
     if not isinstance(offered, dict):
         return ["offered tools not checked"]
     return [] if offered.get("passed") is True else ["offered tools differ from the expected set"]
 
 
-def _layer_failures(report: dict[str, Any]) -> list[str]:
-    layers = report.get("layers")
-    if not isinstance(layers, dict):
-        return ["layers not reported"]
+def _layer_failures(scenario: dict[str, Any]) -> list[str]:
+    if "layers" not in scenario or scenario["layers"] is None:
+        return []  # this scenario does not exercise every layer
+    layers = scenario["layers"]
+    if not isinstance(layers, dict) or not layers:
+        return ["the runner claims no layer that denies: nothing shows a defence working"]
     # A claimed layer that denied nothing may have silently stopped working, even if others held.
     return [f"layer {name} denied nothing" for name, count in layers.items() if not _positive(count)]
 
 
-def _network_failures(report: dict[str, Any]) -> list[str]:
-    jobs = _jobs(report)
+def _network_failures(scenario: dict[str, Any]) -> list[str]:
+    jobs = _jobs(scenario)
     if not jobs:
         return ["no jobs reported"]
     return [f"job {j.get('name')}: network {_network_state(j)}" for j in jobs if _network_state(j) != "clean"]
 
 
-def _host_failures(report: dict[str, Any]) -> list[str]:
-    host = report.get("host")
+def _host_failures(scenario: dict[str, Any]) -> list[str]:
+    host = scenario.get("host")
     if not isinstance(host, dict) or not isinstance(host.get("checks"), dict) or not host["checks"]:
         return ["host health not checked"]
     return [f"host {check} failed" for check, state in host["checks"].items() if not state.get("ok")]
@@ -94,12 +112,19 @@ def _run(report: dict[str, Any]) -> dict[str, Any]:
     return run if isinstance(run, dict) else {}
 
 
-def _results(report: dict[str, Any]) -> list[Result]:
-    return [r for r in report.get("results") or [] if isinstance(r, dict)]
+def _scenarios(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    scenarios = report.get("scenarios")
+    if not isinstance(scenarios, dict):
+        return {}
+    return {str(name): s for name, s in scenarios.items() if isinstance(s, dict)}
 
 
-def _jobs(report: dict[str, Any]) -> list[dict[str, Any]]:
-    return [j for j in report.get("jobs") or [] if isinstance(j, dict)]
+def _results(scenario: dict[str, Any]) -> list[Result]:
+    return [r for r in scenario.get("results") or [] if isinstance(r, dict)]
+
+
+def _jobs(scenario: dict[str, Any]) -> list[dict[str, Any]]:
+    return [j for j in scenario.get("jobs") or [] if isinstance(j, dict)]
 
 
 def _matrix(report: dict[str, Any]) -> tuple[list[str], list[str], dict[tuple[str, str], Result]]:
@@ -181,12 +206,14 @@ def _num(value: Any, fmt: str = "{:.1f}") -> str:
 
 
 def to_markdown(report: dict[str, Any]) -> str:
-    """GitHub-flavoured, kept to one screen: the matrix, the checks, then only what went wrong."""
+    """GitHub-flavoured, kept to one screen per scenario: its matrix, its checks, then only what went wrong."""
     mark = "✅" if passed(report) else "❌"
     lines = [f"## {mark} boundary: {_md(_verdict_line(report))}", "", _md_header(report), ""]
-    lines += [*_md_matrix(report), "", f"<sub>✅ the layer that denied: {LEGEND}</sub>", ""]
-    lines += [_md_offered(report), _md_layers(report), *_md_host(report), "", *_md_jobs(report)]
-    lines += _md_not_denied(report) + _md_errors(report)
+    for name, scenario in _scenarios(report).items():
+        lines += [f"### {name}: {_md(scenario.get('title', ''))}", "", *_md_matrix(scenario), ""]
+        lines += [_md_offered(scenario), *_md_layers(scenario), *_md_host(scenario), "", *_md_jobs(scenario)]
+        lines += _md_not_denied(scenario) + _md_errors(scenario) + [""]
+    lines += [f"<sub>✅ the layer that denied: {LEGEND}</sub>", *_md_errors(_run(report))]
     return "\n".join(lines) + "\n"
 
 
@@ -257,15 +284,17 @@ def _html_host(report: dict[str, Any]) -> list[str]:
     rows = _host_rows(report)
     chain = "".join(f"<li>{_e(step)}</li>" for step in host.get("chain") or [])
     table = _table(["check", "state", "before → after"], rows) if rows else "<p><b>✗ not checked</b></p>"
-    return [f"<h2>Host health ({_e(host.get('mode', 'none'))})</h2>", table] + ([f"<ol>{chain}</ol>"] if chain else [])
+    return [f"<h3>Host health ({_e(host.get('mode', 'none'))})</h3>", table] + ([f"<ol>{chain}</ol>"] if chain else [])
 
 
-def _md_layers(report: dict[str, Any]) -> str:
-    layers = report.get("layers")
+def _md_layers(scenario: dict[str, Any]) -> list[str]:
+    layers = scenario.get("layers")
+    if layers is None:
+        return []
     if not isinstance(layers, dict):
-        return "- **layers that denied:** ❌ not reported"
+        return ["- **layers that denied:** ❌ not reported"]
     counts = [f"{_md(name)} {_md(n)}" + ("" if _positive(n) else " ❌") for name, n in layers.items()]
-    return "- **layers that denied:** " + (", ".join(counts) or "none claimed")
+    return ["- **layers that denied:** " + (", ".join(counts) or "❌ none claimed")]
 
 
 def _md_jobs(report: dict[str, Any]) -> list[str]:
@@ -281,7 +310,7 @@ def _md_not_denied(report: dict[str, Any]) -> list[str]:
     for r in bad:
         by_target.setdefault(str(r.get("target")), []).append(_md_result(r))
     items = [f"- **{_md(target)}**: " + " · ".join(entries) for target, entries in by_target.items()]
-    return ["", f"### Not denied ({len(bad)})", *items] if bad else []
+    return ["", f"**Not denied ({len(bad)})**", *items] if bad else []
 
 
 def _md_result(result: Result) -> str:
@@ -290,19 +319,20 @@ def _md_result(result: Result) -> str:
     return f"`{channel}` {MD_ICON.get(verdict, '⚠️')} {_md(verdict)}: {_md(result.get('detail'))}"
 
 
-def _md_errors(report: dict[str, Any]) -> list[str]:
-    errors = _run(report).get("errors") or []
-    return ["", "### Errors", *(f"- {_md(e)}" for e in errors)] if errors else []
+def _md_errors(part: dict[str, Any]) -> list[str]:
+    errors = part.get("errors") or []
+    return ["", "**Errors**", *(f"- {_md(e)}" for e in errors)] if errors else []
 
 
 # --- HTML: its marks are ✓/✗ dingbats, since emoji need a font the viewer may lack ---------------------------
 
-CSS_CLASS = {"DENIED": "denied", "LEAKED": "leaked", "INCONCLUSIVE": "inconclusive"}
+CSS_CLASS = {"DENIED": "denied", "LEAKED": "leaked", "TAMPERED": "leaked", "WRITTEN": "leaked", "EXECUTED": "leaked"}
 CSS = """
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24px; color: #1f2328; }
 h1 { padding: 10px 14px; border-radius: 6px; color: #fff; font-size: 22px; margin: 0 0 8px; }
 h1.pass { background: #1a7f37; } h1.fail { background: #cf222e; }
-h2 { font-size: 16px; margin: 22px 0 6px; border-bottom: 1px solid #d0d7de; padding-bottom: 3px; }
+h2.scenario { font-size: 19px; margin-top: 34px; border-bottom: 2px solid #57606a; }
+h2, h3 { font-size: 16px; margin: 22px 0 6px; border-bottom: 1px solid #d0d7de; padding-bottom: 3px; }
 ul.reasons { color: #a40e26; font-weight: 600; margin: 4px 0 12px; }
 table { border-collapse: collapse; margin: 6px 0 10px; }
 th, td { border: 1px solid #d0d7de; padding: 4px 8px; text-align: left; vertical-align: top; }
@@ -320,14 +350,11 @@ def to_html(report: dict[str, Any]) -> str:
     """One self-contained page: inline CSS, no script, no external URL; hover a cell for its detail."""
     run = _run(report)
     title = f"boundary {'PASS' if passed(report) else 'FAIL'}: {run.get('runner', '?')} {run.get('sandbox', '?')}"
-    body = [*_html_verdict(report), _html_header(report), *_html_matrix(report), *_html_checks(report)]
-    body += [
-        *_html_host(report),
-        *_html_jobs(report),
-        *_html_not_denied(report),
-        *_html_errors(report),
-        *_html_all_results(report),
-    ]
+    body = [*_html_verdict(report), _html_header(report), *_html_errors(run)]
+    for name, scenario in _scenarios(report).items():
+        body += [f'<h2 class="scenario">{_e(name)}: {_e(scenario.get("title", ""))}</h2>']
+        body += [*_html_matrix(scenario), *_html_checks(scenario), *_html_host(scenario), *_html_jobs(scenario)]
+        body += [*_html_not_denied(scenario), *_html_errors(scenario), *_html_all_results(scenario)]
     head = f'<meta charset="utf-8"><title>{_e(title)}</title><style>{CSS}</style>'
     return (
         f'<!DOCTYPE html>\n<html lang="en">\n<head>{head}</head>\n<body>\n' + "\n".join(body) + "\n</body>\n</html>\n"
@@ -369,14 +396,14 @@ def _html_header(report: dict[str, Any]) -> str:
 def _html_matrix(report: dict[str, Any]) -> list[str]:
     targets, channels, cells = _matrix(report)
     if not targets:
-        return ["<h2>Probes</h2>", "<p><b>no probe results</b></p>"]
+        return ["<h3>Probes</h3>", "<p><b>no probe results</b></p>"]
     head = "<tr><th>target</th>" + "".join(f"<th>{_e(c)}</th>" for c in channels) + "</tr>"
     rows = [
         f"<tr><th>{_e(t)}</th>" + "".join(_html_cell(t, c, cells.get((t, c))) for c in channels) + "</tr>"
         for t in targets
     ]
     table = f'<table id="matrix"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
-    return ["<h2>Target × channel</h2>", table, _html_legend()]
+    return ["<h3>Target × channel</h3>", table, _html_legend()]
 
 
 def _html_cell(target: str, channel: str, result: Result | None) -> str:
@@ -403,11 +430,13 @@ def _html_checks(report: dict[str, Any]) -> list[str]:
         tools = _table(["check", *(k for k, _ in parts)], [[mark, *(v for _, v in parts)]])
     else:
         tools = "<p><b>✗ not checked</b></p>"
-    return ["<h2>Offered tools</h2>", tools, "<h2>Layers that denied</h2>", _html_layers(report)]
+    return ["<h3>Offered tools</h3>", tools, "<h3>Layers that denied</h3>", _html_layers(report)]
 
 
-def _html_layers(report: dict[str, Any]) -> str:
-    layers = report.get("layers")
+def _html_layers(scenario: dict[str, Any]) -> str:
+    layers = scenario.get("layers")
+    if layers is None:
+        return "<p>not a layer check: this scenario's probes need not reach every layer</p>"
     if not isinstance(layers, dict):
         return "<p><b>✗ not reported</b></p>"
     rows = [[str(name), str(n), "✓" if _positive(n) else "✗ denied nothing"] for name, n in layers.items()]
@@ -416,20 +445,20 @@ def _html_layers(report: dict[str, Any]) -> str:
 
 def _html_jobs(report: dict[str, Any]) -> list[str]:
     rows = [_job_row(job, ("✓", "✗")) for job in _jobs(report)]
-    return ["<h2>Jobs</h2>", _table(JOB_COLUMNS, rows) if rows else "<p><b>✗ no jobs reported</b></p>"]
+    return ["<h3>Jobs</h3>", _table(JOB_COLUMNS, rows) if rows else "<p><b>✗ no jobs reported</b></p>"]
 
 
 def _html_not_denied(report: dict[str, Any]) -> list[str]:
     bad = _not_denied(report)
     rows = [[str(r.get(k)) for k in ("verdict", "target", "channel", "detail")] for r in bad]
     return (
-        [f"<h2>Not denied ({len(bad)})</h2>", _table(["verdict", "target", "channel", "detail"], rows)] if bad else []
+        [f"<h3>Not denied ({len(bad)})</h3>", _table(["verdict", "target", "channel", "detail"], rows)] if bad else []
     )
 
 
-def _html_errors(report: dict[str, Any]) -> list[str]:
-    errors = _run(report).get("errors") or []
-    return ["<h2>Errors</h2>", "<ul>" + "".join(f"<li>{_e(e)}</li>" for e in errors) + "</ul>"] if errors else []
+def _html_errors(part: dict[str, Any]) -> list[str]:
+    errors = part.get("errors") or []
+    return ["<h3>Errors</h3>", "<ul>" + "".join(f"<li>{_e(e)}</li>" for e in errors) + "</ul>"] if errors else []
 
 
 def _html_all_results(report: dict[str, Any]) -> list[str]:

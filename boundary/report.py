@@ -1,4 +1,8 @@
-"""The run's record: JSON for machines, one screen for people."""
+"""The run's record: one part per scenario, JSON for machines, one screen for people.
+
+The terminal, JSON, markdown and HTML all read the same report dict, so a run
+split over pytest-xdist workers is merged as dicts and rendered once.
+"""
 
 from __future__ import annotations
 
@@ -9,24 +13,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from boundary.crossjob import ProbeResult
 from boundary.offered import OfferedTools
-from boundary.render import LAYER_SHORT, failures, to_html, to_markdown
+from boundary.render import LAYER_SHORT, failures, scenario_failures, to_html, to_markdown
+from boundary.scenarios.base import Cell, ProbeResult
 from boundary.session import JobReport
 
 
 @dataclass
-class RunRecord:
-    runner: str
-    agent: str
-    sandbox: str
-    versions: dict[str, str] = field(default_factory=dict)
-    started: float = field(default_factory=time.time)
+class ScenarioRecord:
+    name: str
+    title: str
+    planned: list[Cell]
+    claimed_layers: list[str] = field(default_factory=list)  # layers that must each deny one of its probes
     results: list[ProbeResult] = field(default_factory=list)
     jobs: list[JobReport] = field(default_factory=list)
     offered: OfferedTools | None = None
-    claimed_layers: list[str] = field(default_factory=list)  # layers the runner says it has
-    errors: list[str] = field(default_factory=list)  # what stopped a scenario before it had results
+    errors: list[str] = field(default_factory=list)  # what stopped the scenario before it had results
     host: dict[str, Any] | None = None  # host health (boundary.host.health.host_report)
 
     def layer_counts(self) -> dict[str, int]:
@@ -37,10 +39,44 @@ class RunRecord:
                 counts[result.layer] += 1
         return counts
 
-    def silent_layers(self) -> list[str]:
-        return [layer for layer, count in self.layer_counts().items() if count == 0]
+    def result(self, cell: Cell) -> ProbeResult | None:
+        return next((r for r in self.results if (r.target, r.channel) == cell), None)
 
     def as_dict(self) -> dict[str, Any]:
+        return {
+            "title": self.title,
+            "planned": [list(cell) for cell in self.planned],
+            "results": [r.as_dict() for r in self.results],
+            "jobs": [j.as_dict() for j in self.jobs],
+            "offered_tools": self.offered.as_dict() if self.offered else None,
+            "layers": self.layer_counts() if self.claimed_layers else None,
+            "host": self.host,
+            "errors": self.errors,
+        }
+
+
+@dataclass
+class RunRecord:
+    runner: str
+    agent: str
+    sandbox: str
+    planned: list[str] = field(default_factory=list)  # scenario names the run must report
+    versions: dict[str, str] = field(default_factory=dict)
+    started: float = field(default_factory=time.time)
+    scenarios: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> ScenarioRecord.as_dict()
+    errors: list[str] = field(default_factory=list)  # what stopped the whole run (e.g. the preflight)
+
+    def add(self, scenario: ScenarioRecord) -> None:
+        self.scenarios[scenario.name] = scenario.as_dict()
+
+    def merge(self, part: dict[str, Any]) -> None:
+        """Fold in what a pytest-xdist worker reported (its `as_dict()`)."""
+        self.scenarios.update(part.get("scenarios") or {})
+        self.versions = self.versions or dict(part.get("run", {}).get("versions") or {})
+        self.errors += [e for e in part.get("run", {}).get("errors") or [] if e not in self.errors]
+
+    def as_dict(self) -> dict[str, Any]:
+        ordered = {name: self.scenarios[name] for name in self.planned if name in self.scenarios}
         return {
             "run": {
                 "versions": self.versions,
@@ -50,13 +86,10 @@ class RunRecord:
                 "sandbox": self.sandbox,
                 "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
                 "duration_s": round(time.time() - self.started, 3),
+                "planned_scenarios": self.planned,
                 "errors": self.errors,
             },
-            "results": [r.as_dict() for r in self.results],
-            "jobs": [j.as_dict() for j in self.jobs],
-            "offered_tools": self.offered.as_dict() if self.offered else None,
-            "layers": self.layer_counts(),
-            "host": self.host,
+            "scenarios": {**ordered, **self.scenarios},
         }
 
     def write_json(self, path: Path) -> None:
@@ -73,47 +106,79 @@ class RunRecord:
         return not failures(self.as_dict())
 
 
-def _cell(result: ProbeResult | None) -> str:
-    if result is None:
-        return "·"
-    if result.verdict == "DENIED":
-        return LAYER_SHORT.get(result.layer, result.layer)
-    return result.verdict
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
 
 
-def summary_lines(record: RunRecord) -> list[str]:
-    """The terminal table: target × channel, the denying layer in each held cell."""
-    versions = ", ".join(f"{k} {v}" for k, v in record.versions.items())
-    lines = [f"runner {record.runner}: {record.agent} × {record.sandbox} ({versions})"]
-    lines += _matrix(record.results)
-    lines.append("cells: the layer that denied (perm = agent permission, plugin = runner plugin, os = OS sandbox,")
-    lines.append("       ok = nothing found); LEAKED and INCONCLUSIVE fail the run; · = not applicable")
-    if record.offered:
-        mark = "held" if record.offered.passed else "FAILED"
-        lines.append(f"offered tools: {mark} — {record.offered.explain()}")
-    counts = ", ".join(f"{LAYER_SHORT.get(layer, layer)} {n}" for layer, n in record.layer_counts().items())
-    silent = record.silent_layers()
-    lines.append(f"layers that denied: {counts}" + (f" — FAILED: never seen: {', '.join(silent)}" if silent else ""))
-    lines += _host_lines(record.host)
-    for job in record.jobs:
-        network = "network not traced" if job.network is None else job.network.explain()
-        line = f"job {job.name}: {job.wall_s:.1f} s, exit {job.exit_code}, {network}"
-        lines.append(line + _problems(job.problems))
-    for result in record.results:
-        if result.verdict != "DENIED":
-            lines.append(f"{result.verdict}: {result.target} via {result.channel}: {result.detail}")
-    lines += [f"ERROR: {error}" for error in record.errors]
-    reasons = failures(record.as_dict())
+# --- the terminal: one table per scenario, then the run's verdict ------------------------------------------
+
+
+def summary_lines(report: dict[str, Any]) -> list[str]:
+    run = report.get("run") or {}
+    versions = ", ".join(f"{k} {v}" for k, v in (run.get("versions") or {}).items())
+    lines = [f"runner {run.get('runner')}: {run.get('agent')} × {run.get('sandbox')} ({versions})"]
+    for name, scenario in (report.get("scenarios") or {}).items():
+        lines += ["", *_scenario_lines(name, scenario)]
+    lines += ["", *LEGEND_LINES]
+    lines += [f"ERROR: {error}" for error in run.get("errors") or []]
+    reasons = failures(report)
     lines.append("RESULT: " + ("FAIL — " + "; ".join(reasons) if reasons else "PASS — every probe denied"))
     return lines
 
 
-def _matrix(results: list[ProbeResult]) -> list[str]:
+LEGEND_LINES = [
+    "cells: the layer that denied (perm = agent permission, plugin = runner plugin, os = OS sandbox,",
+    "       ok = nothing found); LEAKED, TAMPERED, WRITTEN, EXECUTED and INCONCLUSIVE fail; · = not planned",
+]
+
+
+def _scenario_lines(name: str, scenario: dict[str, Any]) -> list[str]:
+    failed = scenario_failures(name, scenario)
+    lines = [f"== {name}: {scenario.get('title')} — {'FAILED' if failed else 'held'}"]
+    lines += _matrix(scenario.get("results") or [])
+    offered = scenario.get("offered_tools")
+    if offered:
+        mark = "held" if offered.get("passed") else "FAILED"
+        explain = OfferedTools(frozenset(offered["expected"]), frozenset(offered["offered"]), ()).explain()
+        lines.append(f"offered tools: {mark} — " + ("; ".join(_offered_problems(offered)) or explain))
+    if scenario.get("layers") is not None:
+        counts = ", ".join(f"{LAYER_SHORT.get(k, k)} {n}" for k, n in scenario["layers"].items())
+        lines.append(f"layers that denied: {counts or 'none claimed'}")
+    lines += _host_lines(scenario.get("host"))
+    for job in scenario.get("jobs") or []:
+        network = (job.get("network") or {}).get("explain") or ("clean" if _clean(job) else "NOT CLEAN")
+        problems = f" — {'; '.join(job['problems'])}" if job.get("problems") else ""
+        lines.append(f"job {job['name']}: {job['wall_s']:.1f} s, exit {job['exit_code']}, {network}{problems}")
+    for result in scenario.get("results") or []:
+        if result["verdict"] != "DENIED":
+            lines.append(f"{result['verdict']}: {result['target']} via {result['channel']}: {result['detail']}")
+    lines += [f"ERROR: {error}" for error in scenario.get("errors") or []]
+    return lines
+
+
+def _clean(job: dict[str, Any]) -> bool:
+    return bool((job.get("network") or {}).get("clean"))
+
+
+def _offered_problems(offered: dict[str, Any]) -> list[str]:
+    return [f"{key}: {', '.join(offered[key])}" for key in ("forbidden", "added", "missing") if offered.get(key)]
+
+
+def _cell(result: dict[str, Any] | None) -> str:
+    if result is None:
+        return "·"
+    if result["verdict"] == "DENIED":
+        return str(LAYER_SHORT.get(result["layer"], result["layer"]))
+    return str(result["verdict"])
+
+
+def _matrix(results: list[dict[str, Any]]) -> list[str]:
     if not results:
         return ["(no probe results)"]
-    targets = list(dict.fromkeys(r.target for r in results))
-    channels = list(dict.fromkeys(r.channel for r in results))
-    by_cell = {(r.target, r.channel): r for r in results}
+    targets = list(dict.fromkeys(r["target"] for r in results))
+    channels = list(dict.fromkeys(r["channel"] for r in results))
+    by_cell = {(r["target"], r["channel"]): r for r in results}
     width = max(len(t) for t in targets)
     widths = [max(len(c), 7) for c in channels]
     header = (" " * width + "  " + "  ".join(c.ljust(w) for c, w in zip(channels, widths, strict=True))).rstrip()
@@ -122,15 +187,6 @@ def _matrix(results: list[ProbeResult]) -> list[str]:
         cells = [_cell(by_cell.get((target, c))).ljust(w) for c, w in zip(channels, widths, strict=True)]
         rows.append((target.ljust(width) + "  " + "  ".join(cells)).rstrip())
     return rows
-
-
-def _problems(problems: list[str]) -> str:
-    return f" — {'; '.join(problems)}" if problems else ""
-
-
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
 
 
 def _host_lines(host: dict[str, Any] | None) -> list[str]:

@@ -1,4 +1,4 @@
-"""What one harness session shares: the model server, a work directory, job execution."""
+"""What one scenario's jobs share: the model server, a work directory, the host, job execution."""
 
 from __future__ import annotations
 
@@ -37,12 +37,18 @@ class JobReport:
             "model_latencies_s": [round(latency, 4) for latency in self.model_latencies_s],
             "network": None
             if self.network is None
-            else {"clean": self.network.clean, "inet": sorted(self.network.inet), "unix": sorted(self.network.unix)},
+            else {
+                "clean": self.network.clean,
+                "inet": sorted(self.network.inet),
+                "unix": sorted(self.network.unix),
+                "explain": self.network.explain(),
+            },
         }
 
 
 @dataclass
 class Session:
+    scenario: str
     server: ModelServer
     workdir: Path
     timeout_s: float = 180.0
@@ -52,12 +58,14 @@ class Session:
     host: Host | None = None  # jobs run inside it when set
     health: HostHealth | None = None
 
-    def create_job(self, runner: Runner, scenario: str, name: str) -> Job:
-        return runner.create_job(name, model_url(f"{scenario}.{name}"))
+    def create_job(self, runner: Runner, name: str) -> Job:
+        return runner.create_job(name, model_url(f"{self.scenario}.{name}"))
 
-    def run(self, job: Job, scenario: str, script: Script) -> tuple[JobOutcome, JobRecord]:
-        key = f"{scenario}.{job.name}"
-        record = self.server.open_job(key, script)
+    def run(self, job: Job, script: Script, resumed: bool = False) -> tuple[JobOutcome, JobRecord]:
+        """Run the job to its end. `resumed`: the same job again, a new agent process (as a runner continues one)."""
+        key = f"{self.scenario}.{job.name}"
+        record = self.server.open_job(key, script, replace=resumed)
+        key += ".resumed" if resumed else ""
         transcripts = self.workdir / "transcripts"
         transcripts.mkdir(parents=True, exist_ok=True)
         trace = transcripts / f"{key}.strace" if self.trace_network else None
@@ -110,6 +118,6 @@ class Session:
             problems.append(f"job {key} ended before its script did (transcript: {outcome.transcript})")
         return problems
 
-    def problems_of(self, scenario: str, name: str) -> list[str]:
-        key = f"{scenario}.{name}"
+    def problems_of(self, name: str, resumed: bool = False) -> list[str]:
+        key = f"{self.scenario}.{name}" + (".resumed" if resumed else "")
         return next((job.problems for job in self.jobs if job.name == key), [f"job {key} never ran"])

@@ -71,11 +71,13 @@ class HostHealth:
             self.samples += 1
             if self.baseline is None:
                 self.baseline = sample
-                for check, detail in judge(sample, sample).items():
+                for check, detail in judge(sample, sample, full=full, units=self.units, when="at baseline").items():
                     self._fail(check, sample["at"], "at baseline", detail)
             else:
                 self.last = sample if full else self.last
-                for check, detail in judge(self.baseline, sample, frozenset(self.restarted_by_us)).items():
+                restarted = frozenset(self.restarted_by_us)
+                found = judge(self.baseline, sample, restarted, full=full, units=self.units, when=when)
+                for check, detail in found.items():
                     self._fail(check, sample["at"], when, detail)
         return sample
 
@@ -131,16 +133,89 @@ class HostHealth:
 
 
 def judge(
-    baseline: dict[str, Any], sample: dict[str, Any], restarted_by_us: frozenset[str] = frozenset()
+    baseline: dict[str, Any],
+    sample: dict[str, Any],
+    restarted_by_us: frozenset[str] = frozenset(),
+    *,
+    full: bool = True,
+    units: tuple[str, ...] = (),
+    when: str = "",
 ) -> dict[str, str]:
-    """check -> what is wrong, for every check that fails in `sample` (compared with `baseline`)."""
-    problems = {check: judge_one(baseline, sample) for check, judge_one in JUDGES.items()}
-    problems["services"] = service_problems(baseline.get("services"), sample.get("services"), restarted_by_us)
-    if "sockets" in sample:
-        problems["run_sockets"] = socket_diff(baseline.get("sockets", {}), sample["sockets"])
-        problems["processes"] = process_diff(baseline.get("processes", []), sample["processes"])
-        problems["listeners"] = listener_diff(baseline.get("listeners", []), sample["listeners"])
+    """check -> what is wrong, for every check that fails in `sample` (compared with `baseline`).
+
+    A check whose result the sample lacks fails: a probe that said nothing proves nothing held.
+    A cheap (watchdog) sample has no /run, process or port results; a full one must.
+    """
+    checks = [check for check in CHECKS if full or check not in FULL_ONLY]
+    problems = {check: _no_result(check, sample, when) for check in checks}
+    for check in checks:
+        if not problems[check]:
+            problems[check] = _judge_one(check, baseline, sample, restarted_by_us, units, when)
     return {check: detail for check, detail in problems.items() if detail}
+
+
+def _judge_one(
+    check: str,
+    baseline: dict[str, Any],
+    sample: dict[str, Any],
+    restarted_by_us: frozenset[str],
+    units: tuple[str, ...],
+    when: str,
+) -> str:
+    if check != "services":
+        return JUDGES[check](baseline, sample)
+    before, now = baseline.get("services"), sample["services"]
+    if before is not None and now is None:  # systemd answered at baseline, so silence now is no result
+        return _no_result_text("services", when)
+    watched = [*units, *(before or {})] if now is not None else []
+    absent = [unit for unit in dict.fromkeys(watched) if not isinstance(now.get(unit), dict)]
+    if absent:
+        return "; ".join(_no_result_text(unit, when) for unit in absent)
+    return service_problems(before, now, restarted_by_us)
+
+
+def _no_result(check: str, sample: dict[str, Any], when: str) -> str:
+    """What the sample lacks for this check ('' when every result it needs is there, well-formed)."""
+    absent = [key for key in PROBES[check] if not SHAPES[key](sample.get(key, _ABSENT))]
+    return "; ".join(_no_result_text(key, when) for key in absent)
+
+
+def _no_result_text(name: str, when: str) -> str:
+    return f"the sample{f' ({when})' if when else ''} has no result for {name}"
+
+
+def _is_probe(result: Any) -> bool:
+    """A probe's result: ok with a value, or not ok with an error."""
+    if not isinstance(result, dict):
+        return False
+    return (result.get("ok") is True and "value" in result) or (result.get("ok") is False and "error" in result)
+
+
+_ABSENT = object()
+# check -> the sample's results it reads; each result's expected shape.
+PROBES: dict[str, tuple[str, ...]] = {
+    "system_bus_root": ("bus_root",),
+    "system_bus_nobody": ("bus_nobody",),
+    "dns": ("dns_system", "dns_nobody", "dns_stub"),
+    "resolver": ("resolver",),
+    "services": ("services",),
+    "run_sockets": ("sockets",),
+    "processes": ("processes",),
+    "listeners": ("listeners",),
+}
+SHAPES: dict[str, Callable[[Any], bool]] = {
+    "bus_root": _is_probe,
+    "bus_nobody": _is_probe,
+    "dns_system": _is_probe,
+    "dns_nobody": _is_probe,
+    "dns_stub": _is_probe,
+    "resolver": lambda value: isinstance(value, bool),
+    "services": lambda value: value is None or isinstance(value, dict),  # None: no systemd in this host
+    "sockets": lambda value: isinstance(value, dict),
+    "processes": lambda value: isinstance(value, list),
+    "listeners": lambda value: isinstance(value, list),
+}
+FULL_ONLY = frozenset({"run_sockets", "processes", "listeners"})
 
 
 def not_applicable(baseline: dict[str, Any] | None) -> dict[str, str]:
@@ -170,6 +245,9 @@ JUDGES: dict[str, Callable[[dict[str, Any], dict[str, Any]], str]] = {
     "system_bus_nobody": _probe("bus_nobody"),
     "dns": _dns,
     "resolver": _resolver,
+    "run_sockets": lambda baseline, sample: socket_diff(baseline.get("sockets", {}), sample["sockets"]),
+    "processes": lambda baseline, sample: process_diff(baseline.get("processes", []), sample["processes"]),
+    "listeners": lambda baseline, sample: listener_diff(baseline.get("listeners", []), sample["listeners"]),
 }
 
 
@@ -210,7 +288,9 @@ SUMMARIES: dict[str, Callable[[dict[str, Any]], str]] = {
 
 def summarize(check: str, sample: dict[str, Any] | None) -> str:
     """One short line of what a check saw in a sample: the report's before → after."""
-    return "not sampled" if sample is None else SUMMARIES[check](sample)
+    if sample is None:
+        return "not sampled"
+    return "no result" if _no_result(check, sample, "") else SUMMARIES[check](sample)
 
 
 def checks_for(mode: str) -> tuple[str, ...]:

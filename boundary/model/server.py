@@ -30,9 +30,10 @@ class ModelServer:
         self._lock = threading.Lock()
         self._server: _UnixHTTPServer | None = None
 
-    def open_job(self, job: str, script: Script) -> JobRecord:
+    def open_job(self, job: str, script: Script, replace: bool = False) -> JobRecord:
+        """Serve `script` to the job; `replace` serves a new script to a job that runs again (resumed)."""
         with self._lock:
-            if job in self.jobs:
+            if job in self.jobs and not replace:
                 raise ValueError(f"job {job!r} is already registered with the model server")
             record = JobRecord(job)
             self.jobs[job] = (script, record)

@@ -11,61 +11,67 @@ from __future__ import annotations
 import os
 import sqlite3
 from contextlib import closing
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from boundary import canary
 from boundary.layout import create_repository, project_id
 from boundary.model import JobRecord, Script
-from boundary.probes import CHANNELS, Probe, Target, control_problem, make_probe
+from boundary.probes import CHANNELS, MATRIX, TARGETS, Probe, Target, control_problem, make_probe
 from boundary.runner import Job, Runner
+from boundary.scenarios.base import Cell, ProbeResult, Scenario
 from boundary.session import Session
 from boundary.verdict import Evidence, Finding, Verdict, judge
 
-SCENARIO = "cross_job"
 REPOSITORY_FILES = {"README.md": "A repository for boundary's probe jobs.\n", "src/app.py": "print('hello')\n"}
 SAVED_LINES = 3000  # over opencode's 2000-line limit, so the output is saved to a file
 
 
-@dataclass(frozen=True)
-class ProbeResult:
-    scenario: str
-    agent: str
-    sandbox: str
-    runner: str
-    target: str
-    channel: str
-    verdict: str
-    layer: str
-    detail: str
-    duration_s: float | None
+class CrossJob(Scenario):
+    """Job B of the same account and repository tries every read channel on job A's data."""
 
-    def as_dict(self) -> dict[str, object]:
-        return asdict(self)
+    name = "cross_job"
+    title = "job B reads job A's saved output, shell capture, checkout and account database"
+    checks_layers = True
 
+    def plan(self, runner: Runner) -> list[Cell]:
+        return [*MATRIX, *((target, "job_output") for target in TARGETS)]
 
-def run_cross_job(runner: Runner, session: Session) -> list[ProbeResult]:
-    repository = create_repository(session.workdir / "repos" / "project.git", REPOSITORY_FILES)
-    runner.setup(session.workdir / "state", repository)
-    job_a = session.create_job(runner, SCENARIO, "job-a")
-    try:
-        targets = _run_job_a(runner, session, job_a)
-        job_b = session.create_job(runner, SCENARIO, "job-b")
+    def run(self, runner: Runner, session: Session) -> list[ProbeResult]:
+        repository = create_repository(session.workdir / "repos" / "project.git", REPOSITORY_FILES)
+        runner.setup(session.workdir / "state", repository)
+        job_a = session.create_job(runner, "job-a")
         try:
-            return _run_job_b(runner, session, job_b, targets)
+            targets = run_job_a(runner, session, job_a)
+            job_b = session.create_job(runner, "job-b")
+            try:
+                return self._run_job_b(runner, session, job_b, targets)
+            finally:
+                runner.remove_job(job_b)
         finally:
-            runner.remove_job(job_b)
-    finally:
-        runner.remove_job(job_a)
+            runner.remove_job(job_a)
+
+    def _run_job_b(self, runner: Runner, session: Session, job: Job, targets: list[Target]) -> list[ProbeResult]:
+        controls, probes = _plan(runner, job, targets)
+        script = Script()
+        script.add_calls([p.call for p in controls], runner.agent.serial_tools)  # every control before any probe
+        script.add_calls([p.call for p in probes], runner.agent.serial_tools)
+        before = {t.name: t.presence() for t in targets}
+        outcome, record = session.run(job, script)
+        absent = {t.name: before[t.name] or t.presence() for t in targets}  # there before and after, or why not
+        problems = session.problems_of(job.name)
+        findings = _judge(runner, controls, probes, record, absent, problems)
+        results = [self.result(runner, cell, finding, duration) for cell, finding, duration in findings]
+        output = job_output_findings(outcome.transcript, job, targets, problems)
+        return results + [self.result(runner, (target, "job_output"), f) for target, f in output]
 
 
-def _run_job_a(runner: Runner, session: Session, job: Job) -> list[Target]:
+def run_job_a(runner: Runner, session: Session, job: Job) -> list[Target]:
     agent = runner.agent
     token = canary.new_canary()
     call = agent.shell("a-save", f'for i in $(seq {SAVED_LINES}); do echo "{token} line $i"; done')
     script = Script()
     script.add_step(call)
-    _, record = session.run(job, SCENARIO, script)
+    _, record = session.run(job, script)
     saved = agent.saved_output(record.results.get(call.id, ""))
     missing = agent.tool_output_dir(job.paths) / "saved-output-missing"  # judged INCONCLUSIVE: not there
     targets = [Target("saved_output", saved or missing, token, saved.name if saved else canary.new_canary())]
@@ -97,19 +103,6 @@ def _plant_in_database(db: Path) -> Target:
     return Target("account_db", db, token)
 
 
-def _run_job_b(runner: Runner, session: Session, job: Job, targets: list[Target]) -> list[ProbeResult]:
-    controls, probes = _plan(runner, job, targets)
-    script = Script()
-    script.add_calls([p.call for p in controls], runner.agent.serial_tools)  # every control before any probe
-    script.add_calls([p.call for p in probes], runner.agent.serial_tools)
-    before = {t.name: t.presence() for t in targets}
-    outcome, record = session.run(job, SCENARIO, script)
-    absent = {t.name: before[t.name] or t.presence() for t in targets}  # there before and after, or why not
-    problems = session.problems_of(SCENARIO, job.name)
-    results = _judge(runner, controls, probes, record, absent, problems)
-    return results + _job_output_results(runner, outcome.transcript, job, targets, problems)
-
-
 def _plan(runner: Runner, job: Job, targets: list[Target]) -> tuple[list[Probe], list[Probe]]:
     """A control per channel on the job's own file, then every channel on every target it applies to."""
     name = canary.new_canary()
@@ -130,7 +123,7 @@ def _judge(
     record: JobRecord,
     absent: dict[str, str | None],
     problems: list[str],
-) -> list[ProbeResult]:
+) -> list[tuple[Cell, Finding, float | None]]:
     results_of = {call_id: runner.agent.full_result(text) for call_id, text in record.results.items()}
     control_of = {p.channel.name: control_problem(p, results_of.get(p.call.id)) for p in controls}
     refusals = runner.agent.non_boundary_refusals + runner.sandbox.startup_failures
@@ -141,7 +134,8 @@ def _judge(
             probe.leaked(result), result, absent[probe.target.name], control_of[probe.channel.name], problems, refusals
         )
         finding = judge(evidence, runner.denials)
-        results.append(_result(runner, probe, finding, record.call_duration_s(probe.call.id)))
+        cell = (probe.target.name, probe.channel.name)
+        results.append((cell, finding, record.call_duration_s(probe.call.id)))
     return results
 
 
@@ -157,9 +151,9 @@ def _via(channel: str, target: Target, job: Job) -> Path:
     return link
 
 
-def _job_output_results(
-    runner: Runner, transcript: Path, job: Job, targets: list[Target], problems: list[str]
-) -> list[ProbeResult]:
+def job_output_findings(
+    transcript: Path, job: Job, targets: list[Target], problems: list[str]
+) -> list[tuple[str, Finding]]:
     """Anything the job wrote (its transcript, its checkout, its data) must hold no target's canary.
 
     Finding nothing proves something only if the job ran its whole script.
@@ -180,22 +174,5 @@ def _job_output_results(
             finding = Finding(
                 Verdict.DENIED, "n/a", f"no canary in the job's transcript or its {len(written) - 1} files"
             )
-        results.append(_result(runner, None, finding, None, target=target.name, channel="job_output"))
+        results.append((target.name, finding))
     return results
-
-
-def _result(
-    runner: Runner, probe: Probe | None, finding: Finding, duration: float | None, target: str = "", channel: str = ""
-) -> ProbeResult:
-    return ProbeResult(
-        scenario=SCENARIO,
-        agent=runner.agent.name,
-        sandbox=runner.sandbox.name,
-        runner=runner.name,
-        target=probe.target.name if probe else target,
-        channel=probe.channel.name if probe else channel,
-        verdict=finding.verdict.value,
-        layer=finding.layer,
-        detail=finding.detail,
-        duration_s=round(duration, 3) if duration is not None else None,
-    )

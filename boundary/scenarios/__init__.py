@@ -1,0 +1,17 @@
+"""The scenario registry: every way `boundary` attacks a runner, by name (`--scenario NAME`)."""
+
+from __future__ import annotations
+
+from boundary.scenarios.base import Cell, ProbeResult, Scenario
+from boundary.scenarios.cross_job import CrossJob
+
+SCENARIOS: dict[str, type[Scenario]] = {scenario.name: scenario for scenario in (CrossJob,)}
+
+__all__ = ["SCENARIOS", "Cell", "ProbeResult", "Scenario", "get_scenario"]
+
+
+def get_scenario(name: str) -> Scenario:
+    try:
+        return SCENARIOS[name]()
+    except KeyError:
+        raise ValueError(f"unknown scenario {name!r}; expected one of: {', '.join(SCENARIOS)}") from None

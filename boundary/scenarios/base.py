@@ -1,0 +1,66 @@
+"""What a scenario is: jobs, targets, probes, controls and a judge, with a plan of every cell it must fill.
+
+The plan is known before anything runs (it parametrises the tests and makes a report
+that lacks a cell fail); `run` starts the jobs and returns one result per planned cell.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from boundary.verdict import Finding
+
+if TYPE_CHECKING:
+    from boundary.runner import Runner
+    from boundary.session import Session
+
+Cell = tuple[str, str]  # (target, channel)
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    scenario: str
+    agent: str
+    sandbox: str
+    runner: str
+    target: str
+    channel: str
+    verdict: str
+    layer: str
+    detail: str
+    duration_s: float | None
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+class Scenario(ABC):
+    """One way a job attacks the boundary. Subclasses are registered in `boundary.scenarios`."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]  # one line for the report: what the scenario tries
+    checks_layers: ClassVar[bool] = False  # every layer the runner claims must deny one of its probes
+
+    @abstractmethod
+    def plan(self, runner: Runner) -> list[Cell]:
+        """Every (target, channel) cell the run must fill, in the order the tables show them."""
+
+    @abstractmethod
+    def run(self, runner: Runner, session: Session) -> list[ProbeResult]:
+        """Run the jobs; one result per planned cell (a cell left out fails the run)."""
+
+    def result(self, runner: Runner, cell: Cell, finding: Finding, duration_s: float | None = None) -> ProbeResult:
+        return ProbeResult(
+            scenario=self.name,
+            agent=runner.agent.name,
+            sandbox=runner.sandbox.name,
+            runner=runner.name,
+            target=cell[0],
+            channel=cell[1],
+            verdict=finding.verdict.value,
+            layer=finding.layer,
+            detail=finding.detail,
+            duration_s=round(duration_s, 3) if duration_s is not None else None,
+        )

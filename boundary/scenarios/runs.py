@@ -1,0 +1,86 @@
+"""Run each scenario once, on first use: a fresh runner, its own model server, its own disposable host.
+
+A scenario is a unit: its jobs share a host and a model server; nothing of one
+scenario's state reaches another, so scenarios may run in parallel workers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from boundary.host import make_host
+from boundary.host.base import Host, HostError
+from boundary.host.health import HostHealth, host_report
+from boundary.host.services import DEFAULT_UNITS
+from boundary.model import ModelServer
+from boundary.offered import OfferedTools
+from boundary.report import RunRecord, ScenarioRecord
+from boundary.runner import Runner
+from boundary.scenarios import get_scenario
+from boundary.session import Session
+
+
+@dataclass
+class ScenarioRuns:
+    make_runner: Callable[[], Runner]
+    workdir: Path
+    host_mode: str
+    units: tuple[str, ...]
+    job_timeout_s: float
+    progress: Callable[[str], None]
+    record: RunRecord
+    done: dict[str, ScenarioRecord] = field(default_factory=dict)
+
+    def get(self, name: str) -> ScenarioRecord:
+        if name not in self.done:
+            self.done[name] = self._run(name)
+            self.record.add(self.done[name])
+        return self.done[name]
+
+    def _run(self, name: str) -> ScenarioRecord:
+        scenario, runner = get_scenario(name), self.make_runner()
+        claimed = list(runner.denials) if scenario.checks_layers else []
+        record = ScenarioRecord(name, scenario.title, scenario.plan(runner), claimed_layers=claimed)
+        directory = self.workdir / name
+        directory.mkdir()
+        self.progress(f"[boundary] scenario {name}: {scenario.title}")
+        try:
+            with ModelServer(directory / "model.sock") as server, self._booted(directory) as host:
+                session = Session(name, server, directory, self.job_timeout_s, record.jobs)
+                session.progress, session.host = self.progress, host
+                session.health = HostHealth(host, (*DEFAULT_UNITS, *self.units))
+                session.health.take("at baseline")
+                try:
+                    record.results = scenario.run(runner, session)
+                finally:
+                    record.host = _after_jobs(host, session.health)
+                    offered = frozenset(t for job in record.jobs for t in job.offered_tools)
+                    record.offered = OfferedTools(runner.expected_tools(), offered, runner.forbidden_tools())
+        except Exception as error:  # recorded: every test of the scenario then fails with it
+            record.errors.append(f"scenario {name} could not finish: {type(error).__name__}: {error}")
+        return record
+
+    @contextmanager
+    def _booted(self, directory: Path) -> Iterator[Host]:
+        host = make_host(self.host_mode, directory, self.progress)
+        try:
+            host.start()
+        except HostError as error:
+            raise HostError(str(error).splitlines()[0]) from error
+        try:
+            self.progress(f"[boundary] host {host.name} up in {host.boot_s:.2f} s; taking the baseline")
+            yield host
+        finally:
+            host.stop()
+
+
+def _after_jobs(host: Host, health: HostHealth) -> dict[str, object]:
+    """Restart systemd-resolved as systemd would (latent damage shows only then), check once more."""
+    health.restarted_by_us.add("systemd-resolved.service")
+    host.restart_resolved()
+    health.take("after restarting systemd-resolved")
+    health.close()
+    return host_report(host.name, host.boot_s, health)

@@ -1,0 +1,122 @@
+"""The live suite, parametrised from every planned scenario (`boundary.scenarios`).
+
+Each scenario runs once, on its own disposable host, when its first test needs it;
+its tests then read the one record it left. Test ids read
+`test_probe[cross_job-opencode-srt-read-saved_output]`; select with `-k` or `--scenario`.
+
+- probe: every planned cell DENIED by some layer (LEAKED, TAMPERED, WRITTEN, EXECUTED and
+  INCONCLUSIVE fail; a cell the scenario left out fails too);
+- offered tools (incident 2): the model was sent exactly the tools the runner meant;
+- network: every job's process tree reached nothing but the scripted model;
+- layers (incident 4): every layer the runner claims denied at least one probe, where the
+  scenario exercises them all;
+- host (incident 3): the host stayed healthy from the baseline through every job and a resolver restart.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from boundary.host.health import checks_for
+from boundary.plugin import planned_scenarios, require, sample_runner, scenario_id
+from boundary.report import ScenarioRecord
+from boundary.scenarios.runs import ScenarioRuns
+
+NO_LAYER = "no-layer-claimed"
+
+
+def _params(metafunc: pytest.Metafunc, second: str | None) -> list[Any]:
+    """(scenario, second) parameters for every planned scenario, grouped so one worker runs a scenario."""
+    config = metafunc.config
+    prefix, runner, mode = scenario_id(config), sample_runner(config), config.getoption("--host")
+    params: list[Any] = []
+    for scenario in planned_scenarios(config):
+        group, name = pytest.mark.xdist_group(scenario.name), scenario.name
+        if second == "cell":
+            params += [
+                pytest.param(name, c, marks=group, id=f"{name}-{prefix}-{c[1]}-{c[0]}") for c in scenario.plan(runner)
+            ]
+        elif second == "layer" and scenario.checks_layers:
+            layers = list(runner.denials) or [NO_LAYER]
+            params += [
+                pytest.param(name, lay, marks=group, id=f"{name}-{prefix}-{lay.replace(' ', '_')}") for lay in layers
+            ]
+        elif second == "check":
+            params += [pytest.param(name, c, marks=group, id=f"{name}-{prefix}-{mode}-{c}") for c in checks_for(mode)]
+        elif second is None:
+            params.append(pytest.param(name, marks=group, id=f"{name}-{prefix}"))
+    return params
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "scenario" not in metafunc.fixturenames:
+        return
+    second = next((name for name in ("cell", "layer", "check") if name in metafunc.fixturenames), None)
+    if second is None:
+        metafunc.parametrize("scenario", _params(metafunc, None))
+    else:
+        metafunc.parametrize(("scenario", second), _params(metafunc, second))
+
+
+def _ran(runs: ScenarioRuns, name: str) -> ScenarioRecord:
+    record = runs.get(name)
+    require(not record.errors, "; ".join(record.errors) + " (INCONCLUSIVE)")
+    return record
+
+
+@pytest.mark.live
+def test_probe(boundary_runs: ScenarioRuns, scenario: str, cell: tuple[str, str]) -> None:
+    """The scenario's probe of this target through this channel was DENIED by some layer."""
+    result = _ran(boundary_runs, scenario).result(cell)
+    if result is None:
+        pytest.fail(f"no result for {cell[0]} via {cell[1]}: the scenario did not probe it (INCONCLUSIVE)", False)
+    require(result.verdict == "DENIED", f"{result.verdict}: {result.detail}")
+
+
+@pytest.mark.live
+def test_offered_tools(boundary_runs: ScenarioRuns, scenario: str) -> None:
+    """Every request offered the expected tools, nothing more, and nothing forbidden."""
+    offered = _ran(boundary_runs, scenario).offered
+    if offered is None:
+        pytest.fail("the offered tools were not recorded (INCONCLUSIVE)", False)
+    require(offered.passed, offered.explain())
+
+
+@pytest.mark.live
+def test_jobs_reach_only_the_model(boundary_runs: ScenarioRuns, scenario: str) -> None:
+    """Every job's process tree connected or sent to nothing but the scripted model."""
+    jobs = _ran(boundary_runs, scenario).jobs
+    require(jobs, "no job ran: nothing shows the network was left alone (INCONCLUSIVE)")
+    for job in jobs:
+        if job.network is None:
+            pytest.fail(f"job {job.name} was not traced: its network use is unknown (INCONCLUSIVE)", False)
+        require(job.network.clean, f"job {job.name} {job.network.explain()}")
+
+
+@pytest.mark.live
+def test_layer_denies(boundary_runs: ScenarioRuns, scenario: str, layer: str) -> None:
+    """A layer the runner claims is shown working: it denied at least one probe.
+
+    Other layers may still hold every probe, but a layer that silently stopped
+    working is defence lost, and the run says so.
+    """
+    require(layer != NO_LAYER, "the runner claims no layer that denies: nothing shows a defence working")
+    count = _ran(boundary_runs, scenario).layer_counts()[layer]
+    require(count > 0, f"the runner claims the layer {layer!r}, but it denied none of the probes")
+
+
+@pytest.mark.live
+def test_host_healthy(boundary_runs: ScenarioRuns, scenario: str, check: str) -> None:
+    """The check held from the baseline through every job and the resolver's restart."""
+    host = _ran(boundary_runs, scenario).host
+    if host is None:
+        pytest.fail("host health was not recorded (INCONCLUSIVE)", False)
+    require(host["samples"] >= 2, "the host was sampled fewer than twice: nothing compared (INCONCLUSIVE)")
+    why_not = (host.get("not_checked") or {}).get(check)
+    require(why_not is None, f"{check} cannot be checked on this host: {why_not} (INCONCLUSIVE)")
+    state = host["checks"].get(check)
+    require(state is not None, f"{check} has no result in the host report (INCONCLUSIVE)")
+    chain = "; then ".join(host["chain"])
+    require(state["ok"], f"{check} first failed {state.get('first_failed')}: {state.get('detail')} (in order: {chain})")
