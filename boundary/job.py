@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from boundary import proc
 from boundary.netns import wrap
 from boundary.runner import Job
-
-GRACE_S = 3.0
 
 
 @dataclass(frozen=True)
@@ -50,20 +47,5 @@ def run_job(
         except subprocess.TimeoutExpired:
             exit_code = None
         finally:
-            _reap(process)
+            proc.stop_group(process)  # SIGTERM its group, SIGKILL after a grace period
     return JobOutcome(job.name, exit_code, time.monotonic() - started, transcript)
-
-
-def _reap(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the job's process group, then SIGKILL what is left after a grace period."""
-    for sig, wait_s in ((signal.SIGTERM, GRACE_S), (signal.SIGKILL, GRACE_S)):
-        if process.poll() is not None:
-            break
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            break
-        try:
-            process.wait(wait_s)
-        except subprocess.TimeoutExpired:
-            continue

@@ -9,11 +9,13 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from boundary import proc
+
 GIT_IDENTITY = ["-c", "user.name=boundary", "-c", "user.email=boundary@localhost"]
+GIT_TIMEOUT_S = 60.0  # local operations only: a git that takes longer is stuck
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,7 @@ class RunnerLayout:
 
 
 def git(*args: str, cwd: Path | None = None) -> str:
-    result = subprocess.run(["git", *GIT_IDENTITY, *args], cwd=cwd, capture_output=True, text=True)
+    result = proc.run(["git", *GIT_IDENTITY, *args], cwd=cwd, timeout=GIT_TIMEOUT_S, what=f"`git {' '.join(args)}`")
     if result.returncode != 0:
         raise RuntimeError(f"git {' '.join(args)} failed (exit {result.returncode}): {result.stderr.strip()}")
     return result.stdout.strip()

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from boundary.host.health import CHECKS, checks_for, judge, not_applicable, summarize
+from boundary.host import services as services_module
+from boundary.host.health import CHECKS, HostHealth, checks_for, judge, not_applicable, summarize
+from boundary.host.live import LiveHost
 from boundary.host.processes import listener_diff, process_diff
 from boundary.host.run_sockets import (
     GROUP,
@@ -185,3 +187,60 @@ def test_a_socket_taken_from_many_users_names_the_bus_peers_first() -> None:
         "/run/dbus/system_bus_socket: mode 0666→0600, root only now "
         "(8 users lost it: messagebus, nobody, systemd-resolve, _apt, backup and 3 more)"
     )
+
+
+def test_a_sample_missing_a_check_fails_that_check() -> None:
+    """A probe that gave no result proves nothing held: its check fails, naming the sample and the result."""
+    baseline = healthy_sample()
+    partial = {key: value for key, value in baseline.items() if key not in ("dns_stub", "listeners", "resolver")}
+    found = judge(baseline, partial, when="after cross_job.job-a")
+    assert set(found) == {"dns", "listeners", "resolver"}
+    assert found["dns"] == "the sample (after cross_job.job-a) has no result for dns_stub"
+    assert found["listeners"] == "the sample (after cross_job.job-a) has no result for listeners"
+
+
+def test_a_malformed_probe_result_is_no_result() -> None:
+    baseline = healthy_sample()
+    assert "has no result for bus_root" in judge(baseline, {**baseline, "bus_root": {"s": 0.1}})["system_bus_root"]
+
+
+def test_a_cheap_sample_needs_no_full_probes_but_a_full_one_does() -> None:
+    cheap = {key: value for key, value in healthy_sample().items() if key not in ("sockets", "processes", "listeners")}
+    assert judge(healthy_sample(), cheap, full=False) == {}
+    assert set(judge(healthy_sample(), cheap)) == {"run_sockets", "processes", "listeners"}
+
+
+def test_a_sample_missing_a_unit_fails_services() -> None:
+    """A watched unit that is in neither the baseline nor the sample, or left the sample, is never held."""
+    baseline = healthy_sample()
+    assert judge(baseline, {**baseline, "services": {}})["services"] == ("the sample has no result for dbus.service")
+    watched = judge(baseline, baseline, units=("dbus.service", "systemd-resolved.service"))
+    assert watched["services"] == "the sample has no result for systemd-resolved.service"
+
+
+def test_services_gone_after_a_baseline_that_had_them_fail() -> None:
+    baseline = healthy_sample()
+    assert "has no result for services" in judge(baseline, {**baseline, "services": None})["services"]
+    no_systemd = {**baseline, "services": None}
+    assert "services" not in judge(no_systemd, no_systemd)
+
+
+def test_health_records_a_missing_check_as_a_failure_when_it_was_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    health = HostHealth(host=LiveHost(), units=("dbus.service",))
+    samples = iter([healthy_sample(), {k: v for k, v in healthy_sample().items() if k != "bus_nobody"}])
+    monkeypatch.setattr(health, "_sample", lambda full: next(samples))
+    health.take("at baseline")
+    health.take("after cross_job.job-a")
+    failure = health.failures["system_bus_nobody"]
+    assert failure.when == "after cross_job.job-a" and "has no result for bus_nobody" in failure.detail
+    assert summarize("system_bus_nobody", health.last) == "no result"
+
+
+def test_services_name_a_unit_systemctl_gave_no_block_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(services_module, "systemd_runs", lambda: True)
+    shown = "Id=dbus.service\nLoadState=loaded\nActiveState=active\n"
+    done = subprocess.CompletedProcess[str]([], 0, shown, "")
+    monkeypatch.setattr(services_module.proc, "run", lambda *args, **kwargs: done)
+    found = services(("dbus.service", "systemd-resolved.service"))
+    assert found is not None and found["dbus.service"]["ActiveState"] == "active"
+    assert "error" in found["systemd-resolved.service"]

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Protocol
+
+from boundary import proc
 
 # The systemd-resolved that every disposable host runs, and the canary its upstream DNS serves.
 CANARY_NAME = "canary.boundary.test"
@@ -48,6 +52,22 @@ VETH_SCRIPT = (
 
 class HostError(RuntimeError):
     """A host could not be built, booted or reached; the message says expected / seen / fix."""
+
+
+def host_command(
+    argv: list[str],
+    *,
+    timeout: float,
+    what: str,
+    fix: str,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """proc.run for a host's commands: one that hangs is a HostError with this fix, never a bare timeout."""
+    try:
+        return proc.run(argv, timeout=timeout, what=what, cwd=cwd, env=env)
+    except proc.ProcTimeout as error:
+        raise HostError(f"{error.problem} Fix: {fix}") from error
 
 
 class Host(Protocol):

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import boundary
-from boundary import tools
-from boundary.host.base import CANARY_NAME, RESTART_SETTLE_S, HostError
+from boundary import proc, tools
+from boundary.host.base import CANARY_NAME, RESTART_SETTLE_S, HostError, host_command
 from boundary.host.image import ensure_image
 
 LABEL = "boundary.host"
@@ -41,7 +41,10 @@ def docker_problem() -> str:
     if shutil.which("docker") is None:
         return f"no `docker` command on PATH. Fix: {DOCKER_FIX}"
     argv = ["docker", "version", "-f", "{{.Server.Version}}"]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    try:
+        done = proc.run(argv, timeout=30, what="the Docker engine to answer")
+    except proc.ProcTimeout as error:
+        return f"{error.problem} Fix: {DOCKER_FIX}"
     if done.returncode != 0:
         said = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"
         return f"no Docker engine answers ({said}). Fix: {DOCKER_FIX}"
@@ -147,7 +150,14 @@ class ContainerHost:
         return ["nsenter", "-t", str(self.pid), "-m", "-n", "-p", "-u", "-i", "--"]
 
     def run(self, argv: list[str], timeout: float = 10) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(self.enter() + argv, capture_output=True, text=True, timeout=timeout, check=False)
+        return host_command(
+            self.enter() + argv, timeout=timeout, what="a command inside the container host", fix=self._fix
+        )
+
+    @property
+    def _fix(self) -> str:
+        named = f" {self._container.get_wrapped_container().short_id}" if self._container is not None else ""
+        return f"the host may be wedged: read `docker logs{named}`"
 
     def restart_resolved(self) -> None:
         """`systemctl restart` waits until resolved is up or its start failed; either is for the checks to judge."""
@@ -159,14 +169,14 @@ def reap_containers() -> None:
     """Remove host containers of earlier runs whose harness process is gone (killed before it cleaned up)."""
     if shutil.which("docker") is None:
         return
-    listed = subprocess.run(
+    listed = host_command(
         ["docker", "ps", "-a", "--filter", f"label={LABEL}", "--format", '{{.ID}} {{.Label "boundary.pid"}}'],
-        capture_output=True,
-        text=True,
         timeout=30,
-        check=False,
+        what="the Docker engine to list earlier host containers",
+        fix=DOCKER_FIX,
     )
     for line in listed.stdout.splitlines():
         container, _, pid = line.partition(" ")
         if not (pid.isdigit() and Path(f"/proc/{pid}").exists()):
-            subprocess.run(["docker", "rm", "-f", container], capture_output=True, timeout=60, check=False)
+            what = f"the Docker engine to remove the leftover host container {container}"
+            host_command(["docker", "rm", "-f", container], timeout=60, what=what, fix=DOCKER_FIX)

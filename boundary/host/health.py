@@ -20,13 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import boundary
-from boundary.host.base import Host
+from boundary.host.base import Host, HostError
 from boundary.host.inside import INSIDE_MARK
 from boundary.host.processes import listener_diff, process_diff
 from boundary.host.run_sockets import socket_diff
 from boundary.host.services import DEFAULT_UNITS, service_problems
 
 WATCH_INTERVAL_S = 0.5
+PROBER_EXIT_S = 10.0
 CHECKS = (
     "system_bus_root",
     "system_bus_nobody",
@@ -106,9 +107,19 @@ class HostHealth:
         return self._prober
 
     def close(self) -> None:
-        if self._prober is not None:
-            self._prober.communicate(timeout=10)  # EOF on stdin ends it
-            self._prober = None
+        prober, self._prober = self._prober, None
+        if prober is None:
+            return
+        try:
+            prober.communicate(timeout=PROBER_EXIT_S)  # EOF on stdin ends it
+        except subprocess.TimeoutExpired:
+            prober.kill()
+            prober.communicate()
+            raise HostError(
+                f"expected the host probe inside {self.host.name} to exit within {PROBER_EXIT_S:g} s of its input "
+                "closing; it was still probing, so it was killed. Fix: a probe hangs inside the host; "
+                "run `python -m boundary.host.inside` there by hand to see which"
+            ) from None
 
     @contextmanager
     def watching(self, when: str) -> Iterator[None]:
@@ -149,26 +160,23 @@ def judge(
     checks = [check for check in CHECKS if full or check not in FULL_ONLY]
     problems = {check: _no_result(check, sample, when) for check in checks}
     for check in checks:
-        if not problems[check]:
-            problems[check] = _judge_one(check, baseline, sample, restarted_by_us, units, when)
+        if problems[check]:
+            continue
+        if check == "services":
+            problems[check] = _services(baseline, sample, restarted_by_us, units, when)
+        else:
+            problems[check] = JUDGES[check](baseline, sample)
     return {check: detail for check, detail in problems.items() if detail}
 
 
-def _judge_one(
-    check: str,
-    baseline: dict[str, Any],
-    sample: dict[str, Any],
-    restarted_by_us: frozenset[str],
-    units: tuple[str, ...],
-    when: str,
+def _services(
+    baseline: dict[str, Any], sample: dict[str, Any], restarted_by_us: frozenset[str], units: tuple[str, ...], when: str
 ) -> str:
-    if check != "services":
-        return JUDGES[check](baseline, sample)
+    """Every watched unit, and every unit of the baseline, needs a state in the sample to be judged held."""
     before, now = baseline.get("services"), sample["services"]
-    if before is not None and now is None:  # systemd answered at baseline, so silence now is no result
-        return _no_result_text("services", when)
-    watched = [*units, *(before or {})] if now is not None else []
-    absent = [unit for unit in dict.fromkeys(watched) if not isinstance(now.get(unit), dict)]
+    if now is None:  # no systemd: not applicable, unless it answered at baseline
+        return "" if before is None else _no_result_text("services", when)
+    absent = [unit for unit in dict.fromkeys([*units, *(before or {})]) if not isinstance(now.get(unit), dict)]
     if absent:
         return "; ".join(_no_result_text(unit, when) for unit in absent)
     return service_problems(before, now, restarted_by_us)

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from boundary import tools
-from boundary.host.base import DNSMASQ_CONF, RESOLVED_CONF, VETH_SCRIPT, HostError
+from boundary.host.base import DNSMASQ_CONF, RESOLVED_CONF, VETH_SCRIPT, HostError, host_command
 
 REPOSITORY = "boundary-host"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
@@ -169,7 +169,8 @@ def _build(tag: str, suite: str, rootfs: Path) -> None:
 
 def _debootstrap(suite: str, rootfs: Path) -> None:
     argv = ["debootstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}", suite, str(rootfs), mirror()]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False)
+    fix = f"check that {mirror()} is reachable (`apt-get update` uses the same mirror)"
+    done = host_command(argv, timeout=BUILD_TIMEOUT_S, what=f"debootstrap of {suite}", fix=fix)
     if done.returncode != 0:
         log = rootfs / "debootstrap" / "debootstrap.log"
         tail = log.read_text(errors="replace")[-1500:] if log.exists() else (done.stdout + done.stderr)[-1500:]
@@ -212,6 +213,7 @@ def _import(rootfs: Path, tag: str) -> None:
 
 def _docker(argv: list[str]) -> subprocess.CompletedProcess[str]:
     try:
-        return subprocess.run(["docker", *argv], capture_output=True, text=True, timeout=60, check=False)
+        what, fix = f"`docker {argv[0]}` to answer", "check that the Docker engine runs: `docker version`"
+        return host_command(["docker", *argv], timeout=60, what=what, fix=fix)
     except FileNotFoundError as error:
         raise HostError(f"expected the `docker` command on PATH ({error}). Fix: apt-get install docker.io") from error

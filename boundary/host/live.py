@@ -5,9 +5,10 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from boundary.host.base import HostError
+from boundary.host.base import HostError, host_command
 
 SYSTEM_BUS = Path("/run/dbus/system_bus_socket")
+LIVE_FIX = "run the command by hand to see where it hangs; --host namespace checks a disposable host instead"
 
 
 class LiveHost:
@@ -30,7 +31,7 @@ class LiveHost:
         return []
 
     def run(self, argv: list[str], timeout: float = 10) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        return host_command(argv, timeout=timeout, what="a command on this machine", fix=LIVE_FIX)
 
     def restart_resolved(self) -> None:
         """Never on the live host: restarting its services is not ours to do."""

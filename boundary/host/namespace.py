@@ -32,6 +32,7 @@ from boundary.host.base import (
     RESTART_SETTLE_S,
     VETH_SCRIPT,
     HostError,
+    host_command,
 )
 
 BOOT_TIMEOUT_S = 15.0
@@ -57,8 +58,9 @@ COMMANDS: dict[str, str] = {
 
 
 def _capture(argv: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    what, fix = f"`{argv[0]}` while fetching systemd-resolved", "check that the apt mirror answers: `apt-get update`"
     try:
-        return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=300, check=False)
+        return host_command(argv, cwd=cwd, timeout=300, what=what, fix=fix)
     except FileNotFoundError as e:
         raise HostError(f"expected `{argv[0]}` on PATH to fetch systemd-resolved; it is missing ({e})") from e
 
@@ -315,7 +317,13 @@ class NamespaceHost:
         return ["nsenter", "-t", str(self.pid), "-m", "-n", "-p", "--"]
 
     def run(self, argv: list[str], timeout: float = 10) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(self.enter() + argv, capture_output=True, text=True, timeout=timeout, check=False)
+        return host_command(
+            self.enter() + argv, timeout=timeout, what="a command inside the namespace host", fix=self._fix
+        )
+
+    @property
+    def _fix(self) -> str:
+        return f"the host may be wedged: read init.log and resolved.log in {self.workdir}"
 
     def resolved_running(self) -> bool:
         return self.run(["pgrep", "-x", RESOLVED_PROCESS]).returncode == 0
@@ -333,14 +341,7 @@ class NamespaceHost:
         log = self.workdir / "resolved.log"
         start = 'SYSTEMD_LOG_TARGET=console setsid "$1" >> "$2" 2>&1 < /dev/null &'
         # The backgrounded resolved is orphaned inside the PID namespace, so our PID 1 reaps it.
-        subprocess.run(
-            [*self.enter(), "bash", "-c", start, "restart", str(root / RESOLVED_BINARY), str(log)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=10,
-            check=False,
-        )
+        self.run(["bash", "-c", start, "restart", str(root / RESOLVED_BINARY), str(log)], timeout=10)
         deadline, answered_at = time.monotonic() + 5, None
         while time.monotonic() < deadline and self.resolved_running():
             if answered_at is None and self.run(["getent", "hosts", CANARY_NAME]).returncode == 0:

@@ -8,8 +8,9 @@ never on log text: the journal's sockets are chmod'ed too.
 from __future__ import annotations
 
 import os
-import subprocess
 from typing import Any
+
+from boundary import proc
 
 DEFAULT_UNITS = ("dbus.service", "systemd-resolved.service")
 PROPERTIES = ("Id", "LoadState", "ActiveState", "SubState", "Result", "NRestarts", "InvocationID")
@@ -24,13 +25,18 @@ def services(units: tuple[str, ...] = DEFAULT_UNITS) -> dict[str, dict[str, str]
     if not systemd_runs():
         return None
     argv = ["systemctl", "show", f"--property={','.join(PROPERTIES)}", "--", *units]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=5, check=False)
+    try:
+        done = proc.run(argv, timeout=5, what="systemd to show the watched units")
+    except proc.ProcTimeout as error:  # a probe that hangs is a failed probe, not a dead prober
+        return {unit: {"error": error.problem} for unit in units}
     if done.returncode != 0:
         return {unit: {"error": done.stderr.strip() or f"systemctl exited {done.returncode}"} for unit in units}
     blocks = [
         dict(line.split("=", 1) for line in block.splitlines() if "=" in line) for block in done.stdout.split("\n\n")
     ]
-    return {unit: block for unit, block in zip(units, blocks, strict=False)}
+    shown = dict(zip(units, blocks, strict=False))  # systemctl answers in the order asked
+    missing = {"error": f"`systemctl show` gave no properties for it ({len(blocks)} blocks for {len(units)} units)"}
+    return {unit: shown.get(unit) or missing for unit in units}
 
 
 def service_problems(
