@@ -20,6 +20,25 @@ FORBIDDEN_TOOLS = ("opencode_*",)  # opencode's own server tools run unconfined 
 PERMISSION_DENIAL = "The user has specified a rule which prevents you from using this specific tool call"
 SAVED_OUTPUT = re.compile(r"Full output saved to: (\S+)")
 
+# Project files opencode 1.18.33 loads from the checkout (and git's, which the runner's own git runs).
+PROJECT_CONFIG: tuple[tuple[str, str], ...] = (
+    ("opencode.json", "project config: merged over the runner's (permissions, plugins, MCP servers)"),
+    ("opencode.jsonc", "project config (JSONC)"),
+    (".opencode/opencode.json", "project config in .opencode/"),
+    (".opencode/opencode.jsonc", "project config in .opencode/ (JSONC)"),
+    (".opencode/plugin/boundary-tamper.js", "project plugin: imported at start, runs in the agent process"),
+    (".opencode/plugins/boundary-tamper.js", "project plugin (plural directory)"),
+    (".opencode/tool/boundary-tamper.js", "custom tool: imported at start, runs in the agent process"),
+    (".opencode/tools/boundary-tamper.js", "custom tool (plural directory)"),
+    (".opencode/agent/boundary-tamper.md", "agent definition: prompt and permissions"),
+    (".opencode/command/boundary-tamper.md", "command definition"),
+    (".opencode/package.json", "installed with bun at start: lifecycle scripts run (opencode #7173)"),
+    ("AGENTS.md", "instructions added to the system prompt"),
+    (".git/config", "git config: core.fsmonitor, core.hooksPath run code in the runner's git"),
+    (".git/hooks/post-checkout", "git hook: runs in the runner's git"),
+)
+PLANT_IN_CONFIG_DIR = ("opencode.json", "plugin/boundary-tamper.js", "tool/boundary-tamper.js")
+
 # Everything that would make opencode reach the network at start.
 QUIET_ENV = {
     "OPENCODE_DISABLE_MODELS_FETCH": "1",
@@ -77,6 +96,21 @@ class OpenCode:
     def config_dir(self, paths: JobPaths) -> Path:
         return paths.config_home / "opencode"
 
+    # -- what configures opencode: read from its binary and source for 1.18.33 (README, "configuring files") --
+    config_plant: ClassVar[tuple[str, ...]] = PLANT_IN_CONFIG_DIR
+
+    def config_dirs(self, env: dict[str, str]) -> list[Path]:
+        """The directories opencode loads config, plugins, tools, agents and commands from, given its env."""
+        home = Path(env.get("HOME", "/root"))
+        config_home = Path(env.get("XDG_CONFIG_HOME", home / ".config"))
+        dirs = [config_home / "opencode", home / ".opencode"]
+        dirs += [Path(env[key]) for key in ("OPENCODE_CONFIG_DIR",) if env.get(key)]
+        return list(dict.fromkeys(dirs))
+
+    def project_config_paths(self) -> tuple[tuple[str, str], ...]:
+        """Checkout-relative paths opencode reads at start (and what they do)."""
+        return PROJECT_CONFIG
+
     def seed_config_dir(self, paths: JobPaths) -> Path:
         """Pre-install the plugin SDK so opencode installs nothing at start (it would hang offline)."""
         directory = self.config_dir(paths)
@@ -92,6 +126,13 @@ class OpenCode:
     # The tool vocabulary of 1.18.33; the model server checks it against the offered schemas.
     def read(self, id: str, path: Path) -> ToolCall:
         return ToolCall(id, "read", {"filePath": str(path)})
+
+    def write(self, id: str, path: Path, content: str) -> ToolCall:
+        return ToolCall(id, "write", {"filePath": str(path), "content": content})
+
+    def edit(self, id: str, path: Path, old: str, new: str) -> ToolCall:
+        """An edit replacing `old` (the whole file) by `new`; with `old` empty, opencode creates the file."""
+        return ToolCall(id, "edit", {"filePath": str(path), "oldString": old, "newString": new})
 
     def grep(self, id: str, pattern: str, path: Path) -> ToolCall:
         return ToolCall(id, "grep", {"pattern": pattern, "path": str(path)})

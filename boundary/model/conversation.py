@@ -24,8 +24,9 @@ def next_turn(script: Script, request: ChatRequest, record: JobRecord) -> Turn:
     if request.tools is None:
         return Turn(text="boundary probe job")  # e.g. the session title request
     record.note_results({k: v for k, v in request.results.items() if k in set(script.call_ids())})
-    for step in script.steps:
+    for index, step in enumerate(script.steps):
         if not all(call.id in request.issued_ids for call in step):
+            _run_checkpoints(script, record, below=index)
             problems = [p for call in step for p in schema_problems(call, request.tools)]
             if problems:
                 for problem in problems:
@@ -33,6 +34,7 @@ def next_turn(script: Script, request: ChatRequest, record: JobRecord) -> Turn:
                 return Turn(text="stopping: the agent's tools do not match the script")
             record.note_issued([call.id for call in step])
             return Turn(calls=step)
+    _run_checkpoints(script, record, below=len(script.steps))
     if record.finished:
         record.note_error("unexpected request after the script's final text")
     missing = [i for i in script.call_ids() if i not in request.results]
@@ -40,6 +42,16 @@ def next_turn(script: Script, request: ChatRequest, record: JobRecord) -> Turn:
         record.note_error(f"no tool result came back for {', '.join(missing)}")
     record.finished = True
     return Turn(text=script.final_text)
+
+
+def _run_checkpoints(script: Script, record: JobRecord, below: int) -> None:
+    """Each checkpoint of a step whose results are all back, once (a retried request must not repeat it)."""
+    for index in sorted(i for i in script.checkpoints if i < below and i not in record.checkpoints_done):
+        record.checkpoints_done.add(index)
+        try:
+            script.checkpoints[index]()
+        except Exception as error:  # the harness's own look failed: the probes it serves prove nothing
+            record.note_error(f"checkpoint after step {index} failed: {type(error).__name__}: {error}")
 
 
 def schema_problems(call: ToolCall, tools: dict[str, dict[str, Any]]) -> list[str]:

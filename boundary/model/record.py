@@ -20,6 +20,7 @@ class JobRecord:
     latencies_s: list[float] = field(default_factory=list)
     issued_at: dict[str, float] = field(default_factory=dict)
     answered_at: dict[str, float] = field(default_factory=dict)
+    checkpoints_done: set[int] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def note_request(self, offered: frozenset[str] | None, latency_s: float) -> None:

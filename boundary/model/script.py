@@ -8,6 +8,7 @@ back every result of the previous one.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,9 @@ class ToolCall:
 class Script:
     steps: list[list[ToolCall]] = field(default_factory=list)
     final_text: str = "done"
+    # step index -> called once every result of that step is back, before the model answers again:
+    # the harness looks from outside at what the step changed (e.g. hashes files a write channel targeted).
+    checkpoints: dict[int, Callable[[], None]] = field(default_factory=dict)
 
     def call_ids(self) -> list[str]:
         return [call.id for step in self.steps for call in step]
@@ -35,6 +39,12 @@ class Script:
     def add_step(self, *calls: ToolCall) -> None:
         if calls:
             self.steps.append(list(calls))
+
+    def checkpoint(self, check: Callable[[], None]) -> None:
+        """Run `check` once the last step added so far has all its results back."""
+        if not self.steps:
+            raise ValueError("a checkpoint follows a step: add one first")
+        self.checkpoints[len(self.steps) - 1] = check
 
     def add_calls(self, calls: list[ToolCall], serial_tools: frozenset[str]) -> None:
         """One step for all calls that may run at once, then one step for each serial call."""

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from boundary.scenarios.base import Cell, ProbeResult, Scenario
 from boundary.scenarios.cross_job import CrossJob
+from boundary.scenarios.tamper import Tamper
 
-SCENARIOS: dict[str, type[Scenario]] = {scenario.name: scenario for scenario in (CrossJob,)}
+SCENARIOS: dict[str, type[Scenario]] = {scenario.name: scenario for scenario in (CrossJob, Tamper)}
 
 __all__ = ["SCENARIOS", "Cell", "ProbeResult", "Scenario", "get_scenario"]
 

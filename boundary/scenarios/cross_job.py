@@ -16,7 +16,7 @@ from pathlib import Path
 from boundary import canary
 from boundary.layout import create_repository, project_id
 from boundary.model import JobRecord, Script
-from boundary.probes import CHANNELS, MATRIX, TARGETS, Probe, Target, control_problem, make_probe
+from boundary.probes import CHANNELS, MATRIX, TARGETS, Channel, Probe, Target, control_problem, make_probe
 from boundary.runner import Job, Runner
 from boundary.scenarios.base import Cell, ProbeResult, Scenario
 from boundary.session import Session
@@ -51,7 +51,7 @@ class CrossJob(Scenario):
             runner.remove_job(job_a)
 
     def _run_job_b(self, runner: Runner, session: Session, job: Job, targets: list[Target]) -> list[ProbeResult]:
-        controls, probes = _plan(runner, job, targets)
+        controls, probes = plan_probes(runner, job, targets)
         script = Script()
         script.add_calls([p.call for p in controls], runner.agent.serial_tools)  # every control before any probe
         script.add_calls([p.call for p in probes], runner.agent.serial_tools)
@@ -59,7 +59,7 @@ class CrossJob(Scenario):
         outcome, record = session.run(job, script)
         absent = {t.name: before[t.name] or t.presence() for t in targets}  # there before and after, or why not
         problems = session.problems_of(job.name)
-        findings = _judge(runner, controls, probes, record, absent, problems)
+        findings = judge_probes(runner, controls, probes, record, absent, problems)
         results = [self.result(runner, cell, finding, duration) for cell, finding, duration in findings]
         output = job_output_findings(outcome.transcript, job, targets, problems)
         return results + [self.result(runner, (target, "job_output"), f) for target, f in output]
@@ -103,20 +103,25 @@ def _plant_in_database(db: Path) -> Target:
     return Target("account_db", db, token)
 
 
-def _plan(runner: Runner, job: Job, targets: list[Target]) -> tuple[list[Probe], list[Probe]]:
+def plan_probes(
+    runner: Runner, job: Job, targets: list[Target], channels: list[Channel] = CHANNELS, prefix: str = ""
+) -> tuple[list[Probe], list[Probe]]:
     """A control per channel on the job's own file, then every channel on every target it applies to."""
     name = canary.new_canary()
     own = Target("own_file", job.checkout / f"own-{name}.txt", canary.new_canary(), name)
     own.path.write_text(f"{own.content}\n")
     agent = runner.agent
-    controls = [make_probe(agent, ch, own, _via(ch.name, own, job), "control") for ch in CHANNELS]
+    controls = [make_probe(agent, ch, own, _via(ch.name, own, job), f"{prefix}control") for ch in channels]
     probes = [
-        make_probe(agent, ch, t, _via(ch.name, t, job), "probe") for t in targets for ch in CHANNELS if ch.applies_to(t)
+        make_probe(agent, ch, t, _via(ch.name, t, job), f"{prefix}probe")
+        for t in targets
+        for ch in channels
+        if ch.applies_to(t)
     ]
     return controls, probes
 
 
-def _judge(
+def judge_probes(
     runner: Runner,
     controls: list[Probe],
     probes: list[Probe],
@@ -145,7 +150,7 @@ def _via(channel: str, target: Target, job: Job) -> Path:
         return Path(os.path.relpath(target.path, job.checkout))
     if channel != "read_symlink":
         return target.path
-    link = job.checkout / "links" / target.name
+    link = job.checkout / "links" / f"{target.name}-{canary.new_canary()}"
     link.parent.mkdir(exist_ok=True)
     link.symlink_to(target.path)
     return link
