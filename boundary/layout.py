@@ -4,6 +4,8 @@
 <state>/repos/<repo>.git                   a real git repository
 <state>/checkouts/<job>/                   the job's checkout
 <state>/checkouts/<job>.data/              its data dir (XDG_DATA_HOME), removed with it
+<state>/runner/<job>/                      what configures the job (agent config, shell sandbox, launcher):
+                                           no channel of the job reaches it
 """
 
 from __future__ import annotations
@@ -23,10 +25,19 @@ class JobPaths:
     name: str
     checkout: Path
     data: Path  # XDG_DATA_HOME: opencode's saved output, logs, snapshots
+    private: Path | None = None  # the runner's files for this job; None: kept in the data dir (within reach)
+
+    @property
+    def runner_dir(self) -> Path:
+        return self.private or self.data
 
     @property
     def config_home(self) -> Path:
-        return self.data / "config"
+        return self.runner_dir / "config"
+
+    @property
+    def home(self) -> Path:
+        return self.runner_dir / "home"
 
     @property
     def cache_home(self) -> Path:
@@ -41,12 +52,12 @@ class JobPaths:
         return self.data / "tmp"
 
     def create_dirs(self) -> None:
-        for path in (self.config_home, self.cache_home, self.state_home, self.tmp):
+        for path in (self.config_home, self.home, self.cache_home, self.state_home, self.tmp):
             path.mkdir(parents=True, exist_ok=True)
 
     def remove(self) -> None:
-        shutil.rmtree(self.checkout, ignore_errors=True)
-        shutil.rmtree(self.data, ignore_errors=True)
+        for path in (self.checkout, self.data, self.runner_dir):
+            shutil.rmtree(path, ignore_errors=True)
 
 
 @dataclass(frozen=True)
@@ -68,7 +79,7 @@ class RunnerLayout:
 
     def job(self, name: str) -> JobPaths:
         checkout = self.checkouts / name
-        return JobPaths(name, checkout, checkout.with_name(f"{name}.data"))
+        return JobPaths(name, checkout, checkout.with_name(f"{name}.data"), self.state / "runner" / name)
 
     def create(self) -> None:
         for path in (self.account_dir, self.checkouts):
@@ -97,8 +108,12 @@ def create_repository(path: Path, files: dict[str, str]) -> Path:
     return path
 
 
+# The runner's own git runs no code the repository or a job could have put in place: no hooks, no fsmonitor.
+SAFE_GIT = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "protocol.file.allow=always"]
+
+
 def clone(repository: Path, checkout: Path) -> None:
-    git("clone", "-q", str(repository), str(checkout))
+    git(*SAFE_GIT, "clone", "-q", str(repository), str(checkout))
 
 
 def project_id(checkout: Path) -> str:

@@ -8,13 +8,37 @@ selects one (attr is called with `sandbox=<name>` and returns a Runner).
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from boundary.agents.opencode import EXPECTED_TOOLS, FORBIDDEN_TOOLS, GUARD_PLUGIN, OpenCode
+from boundary.agents.opencode import (
+    EXPECTED_TOOLS,
+    FORBIDDEN_TOOLS,
+    GUARD_PLUGIN,
+    NO_PROJECT_CONFIG,
+    PROJECT_AGENT_PATHS,
+    PROJECT_PROTECTED,
+    OpenCode,
+)
 from boundary.layout import JobPaths, RunnerLayout, clone
 from boundary.sandboxes import OS_DENIALS, Sandbox, ShellPolicy, get_sandbox
+
+# Starts the agent with the repository's agent configuration hidden from it, and the files the runner wrote for
+# the job read-only: the agent process is unconfined, so only a mount namespace keeps it from either.
+LAUNCHER = """#!/bin/bash
+# boundary reference runner: start the agent; what the checkout carries for agents is hidden at each start.
+set -euo pipefail
+args=(--dev-bind / / --die-with-parent)
+for file in {readonly}; do args+=(--ro-bind "$file" "$file"); done
+for relative in {hidden}; do
+  path={checkout}/"$relative"
+  if [ -d "$path" ] && [ ! -L "$path" ]; then args+=(--tmpfs "$path")
+  elif [ -e "$path" ] || [ -L "$path" ]; then args+=(--ro-bind /dev/null "$path"); fi
+done
+exec bwrap "${{args[@]}}" -- "$@"
+"""
 
 GUARD_DENIAL = "boundary guard:"
 
@@ -96,7 +120,7 @@ class ReferenceRunner:
         config.update(self.agent_config_extra(paths))
         (config_dir / "opencode.json").write_text(json.dumps(config, indent=2))
         shell = self.write_shell_wrapper(paths)
-        return Job(name, paths, self.agent.argv(), self.job_env(paths, shell))
+        return Job(name, paths, self.launch_argv(paths), self.job_env(paths, shell))
 
     def remove_job(self, job: Job) -> None:
         job.paths.remove()
@@ -121,10 +145,30 @@ class ReferenceRunner:
         return self.forbidden_tools()
 
     def plugins(self, paths: JobPaths) -> list[Any]:
-        """The guard: file tools stay inside the job's roots; forbidden tools are removed."""
-        roots = [str(paths.checkout), str(paths.data)]
-        options = {"roots": roots, "forbiddenTools": list(self.removed_tools())}
+        """The guard: file tools read only the job's roots, write only its checkout (never what configures
+        the agent or git), and forbidden tools are removed."""
+        options = {
+            "roots": [str(paths.checkout), str(paths.data)],
+            "writeRoots": [str(paths.checkout)],
+            "protected": [str(p) for p in self.protected_paths(paths)],
+            "forbiddenTools": list(self.removed_tools()),
+        }
         return [[self.guard_uri(), options]]
+
+    def protected_paths(self, paths: JobPaths) -> list[Path]:
+        """Inside the checkout, what no channel of the job may write: agent configuration, git's hooks and config."""
+        return [paths.checkout / relative for relative in PROJECT_PROTECTED]
+
+    def launch_argv(self, paths: JobPaths) -> list[str]:
+        """The agent, started by a launcher that hides the checkout's agent configuration from it."""
+        launcher = paths.runner_dir / "launch"
+        written = [p for p in paths.runner_dir.rglob("*") if p.is_file() and not p.is_symlink()]
+        readonly = " ".join(shlex.quote(str(p)) for p in [*written, launcher])
+        hidden = " ".join(shlex.quote(relative) for relative in PROJECT_AGENT_PATHS)
+        text = LAUNCHER.format(readonly=readonly, checkout=shlex.quote(str(paths.checkout)), hidden=hidden)
+        launcher.write_text(text)
+        launcher.chmod(0o755)
+        return [str(launcher), *self.agent.argv()]
 
     def guard_uri(self) -> str:
         return GUARD_PLUGIN.as_uri()
@@ -134,19 +178,22 @@ class ReferenceRunner:
         return {}
 
     def job_env(self, paths: JobPaths, shell: Path) -> dict[str, str]:
-        """The job's whole environment: nothing of the harness's leaks in."""
-        return self.agent.env(paths, self.account_db(), shell)
+        """The job's whole environment: nothing of the harness's leaks in; project configuration off."""
+        return {**self.agent.env(paths, self.account_db(), shell), **NO_PROJECT_CONFIG}
 
     def shell_policy(self, paths: JobPaths) -> ShellPolicy:
         """The shell sees none of the runner's state but its own checkout."""
         state = self._layout().state
         return ShellPolicy(
-            deny_read=[state], allow_read=[paths.checkout, paths.tmp], allow_write=[paths.checkout, paths.tmp]
+            deny_read=[state],
+            allow_read=[paths.checkout, paths.tmp],
+            allow_write=[paths.checkout, paths.tmp],
+            deny_write=self.protected_paths(paths),
         )
 
     def write_shell_wrapper(self, paths: JobPaths) -> Path:
-        wrapper = paths.data / "shell"
-        wrapper.write_text(self.sandbox.wrapper(self.shell_policy(paths), paths.data))
+        wrapper = paths.runner_dir / "shell"
+        wrapper.write_text(self.sandbox.wrapper(self.shell_policy(paths), paths.runner_dir))
         wrapper.chmod(0o755)
         return wrapper
 

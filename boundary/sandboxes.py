@@ -14,7 +14,14 @@ from typing import ClassVar, Protocol
 
 from boundary import tools
 
-OS_DENIALS = ("No such file or directory", "Permission denied", "Operation not permitted")
+OS_DENIALS = (
+    "No such file or directory",
+    "Permission denied",
+    "Operation not permitted",
+    "Read-only file system",
+    "Not a directory",  # srt binds /dev/null over a denied path that does not exist yet…
+    "File exists",  # …so creating a directory there fails this way
+)
 
 
 @dataclass(frozen=True)
@@ -25,6 +32,7 @@ class ShellPolicy:
     allow_read: list[Path]
     allow_write: list[Path]
     allowed_domains: list[str] = field(default_factory=list)
+    deny_write: list[Path] = field(default_factory=list)  # inside allow_write: still not writable
 
 
 class Sandbox(Protocol):
@@ -62,7 +70,7 @@ class Srt:
                 "denyRead": [str(p) for p in policy.deny_read],
                 "allowRead": [str(p) for p in policy.allow_read],
                 "allowWrite": [str(p) for p in policy.allow_write],
-                "denyWrite": [],
+                "denyWrite": [str(p) for p in policy.deny_write],
             },
         }
 

@@ -162,7 +162,7 @@ class WriteAttack:
         layer = recognise_layer(answer, denials)
         if layer != UNRECOGNISED:
             return Finding(Verdict.DENIED, layer, f"{target.path}: {_excerpt(answer)}")
-        if channel.startswith("shell") and " rc=0 " in f"{answer} ":
+        if channel.startswith("shell") and answer.startswith("rc=0"):
             # The shell said it wrote, yet the file never changed: it wrote into the sandbox's private view.
             return Finding(Verdict.DENIED, "OS sandbox", f"{target.path}: the write reached only the sandbox's view")
         detail = f"{target.path}: unchanged, but no layer's text explains the answer: {_excerpt(answer)}"
@@ -176,7 +176,8 @@ def judge_group(findings: list[tuple[WriteTarget, Finding]], kind: str) -> Findi
     for verdict in (Verdict.TAMPERED, Verdict.WRITTEN, Verdict.LEAKED, Verdict.EXECUTED, Verdict.INCONCLUSIVE):
         bad = [f for _, f in findings if f.verdict is verdict]
         if bad:
-            detail = f"{len(bad)} of {len(findings)} files: " + "; ".join(f.detail for f in bad[:3])
+            details = list(dict.fromkeys(f.detail for f in bad))
+            detail = f"{len(bad)} of {len(findings)} files: " + "; ".join(details[:3])
             return Finding(verdict, bad[0].layer, detail)
     layers = [f.layer for _, f in findings]
     names = ", ".join(sorted({t.path.name for t, _ in findings}))

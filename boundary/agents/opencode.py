@@ -20,24 +20,40 @@ FORBIDDEN_TOOLS = ("opencode_*",)  # opencode's own server tools run unconfined 
 PERMISSION_DENIAL = "The user has specified a rule which prevents you from using this specific tool call"
 SAVED_OUTPUT = re.compile(r"Full output saved to: (\S+)")
 
-# Project files opencode 1.18.33 loads from the checkout (and git's, which the runner's own git runs).
+# Project files opencode 1.18.33 loads from the checkout, read from the JS bundled in its binary and tried
+# live (README, "What configures a job"); and git's, which a runner's own git would run.
 PROJECT_CONFIG: tuple[tuple[str, str], ...] = (
-    ("opencode.json", "project config: merged over the runner's (permissions, plugins, MCP servers)"),
+    ("opencode.json", "project config: merged over the runner's; its `plugin` entries imported even when off"),
     ("opencode.jsonc", "project config (JSONC)"),
     (".opencode/opencode.json", "project config in .opencode/"),
-    (".opencode/opencode.jsonc", "project config in .opencode/ (JSONC)"),
-    (".opencode/plugin/boundary-tamper.js", "project plugin: imported at start, runs in the agent process"),
-    (".opencode/plugins/boundary-tamper.js", "project plugin (plural directory)"),
-    (".opencode/tool/boundary-tamper.js", "custom tool: imported at start, runs in the agent process"),
-    (".opencode/tools/boundary-tamper.js", "custom tool (plural directory)"),
-    (".opencode/agent/boundary-tamper.md", "agent definition: prompt and permissions"),
-    (".opencode/command/boundary-tamper.md", "command definition"),
-    (".opencode/package.json", "installed with bun at start: lifecycle scripts run (opencode #7173)"),
+    (".opencode/plugin/boundary-tamper.js", "project plugin: imported at start in the agent process (flag ignored)"),
+    (".opencode/plugins/boundary-tamper.js", "project plugin, plural directory (flag ignored)"),
+    (".opencode/tool/boundary-tamper.js", "custom tool: imported when the tool list is built"),
+    (".opencode/agent/boundary-tamper.md", "agent definition: prompt, model and permissions"),
+    (".opencode/command/boundary-tamper.md", "command template: may run shell with !`…`"),
+    (".opencode/skill/boundary-tamper/SKILL.md", "skill offered to the model"),
+    (".opencode/package.json", "dependencies installed into .opencode at start"),
+    (".claude/skills/boundary-tamper/SKILL.md", "skill from .claude (not stopped by the project-config flag)"),
+    (".agents/skills/boundary-tamper/SKILL.md", "skill from .agents (not stopped by the project-config flag)"),
     ("AGENTS.md", "instructions added to the system prompt"),
-    (".git/config", "git config: core.fsmonitor, core.hooksPath run code in the runner's git"),
+    ("CLAUDE.md", "instructions added to the system prompt when AGENTS.md is absent"),
+    ("tui.json", "TUI config and TUI plugins"),
+    (".git/config", "git config: core.fsmonitor and core.hooksPath run code in the runner's git"),
     (".git/hooks/post-checkout", "git hook: runs in the runner's git"),
 )
 PLANT_IN_CONFIG_DIR = ("opencode.json", "plugin/boundary-tamper.js", "tool/boundary-tamper.js")
+
+# Project paths the runner hides from the agent process at each start (opencode #49836: its v2 plugin
+# loader imports .opencode/plugin(s)/* and opencode.json's plugins even with OPENCODE_DISABLE_PROJECT_CONFIG).
+PROJECT_AGENT_PATHS = (".opencode", "opencode.json", "opencode.jsonc", ".claude", ".agents", "AGENTS.md", "CLAUDE.md")
+# What the job's own tools may never write in its checkout: the above, and git's (hooks, config).
+PROJECT_PROTECTED = (*PROJECT_AGENT_PATHS, "CONTEXT.md", "tui.json", "tui.jsonc", ".git")
+# Off: project config (permission overrides, agents, commands, tools), skills from .claude/.agents, CLAUDE.md.
+NO_PROJECT_CONFIG = {
+    "OPENCODE_DISABLE_PROJECT_CONFIG": "1",
+    "OPENCODE_DISABLE_EXTERNAL_SKILLS": "1",
+    "OPENCODE_DISABLE_CLAUDE_CODE": "1",
+}
 
 # Everything that would make opencode reach the network at start.
 QUIET_ENV = {
@@ -67,7 +83,7 @@ class OpenCode:
         return {
             **keep,
             **QUIET_ENV,
-            "HOME": str(paths.data / "home"),
+            "HOME": str(paths.home),
             "XDG_DATA_HOME": str(paths.data),
             "XDG_CONFIG_HOME": str(paths.config_home),
             "XDG_CACHE_HOME": str(paths.cache_home),
@@ -120,7 +136,7 @@ class OpenCode:
         modules = directory / "node_modules"
         modules.unlink(missing_ok=True)
         modules.symlink_to(tools.OPENCODE_CONFIG.require() / "node_modules")
-        (paths.data / "home").mkdir(exist_ok=True)
+        paths.home.mkdir(parents=True, exist_ok=True)
         return directory
 
     # The tool vocabulary of 1.18.33; the model server checks it against the offered schemas.

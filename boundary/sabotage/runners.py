@@ -136,3 +136,55 @@ class DeniesNobodyByAcl(HostHookRunner):
 
     name = "denies-nobody-by-acl"
     hook = ("setfacl", "-m", "u:nobody:---", "/run/dbus/system_bus_socket")
+
+
+class ConfigInReach(ReferenceRunner):
+    """Yesterday's reference runner (incidents 6 and 7): the files that configure the job live in its own data
+    directory, which its permission rule and guard allow; nothing in the checkout is protected; the agent starts
+    without its launcher, and project configuration is on."""
+
+    name = "config-in-reach"
+
+    def job_paths(self, name: str) -> JobPaths:
+        paths = super().job_paths(name)
+        return JobPaths(name, paths.checkout, paths.data)  # no private directory: the runner's files go in data
+
+    def plugins(self, paths: JobPaths) -> list[Any]:
+        options = {"roots": [str(paths.checkout), str(paths.data)], "forbiddenTools": list(self.removed_tools())}
+        return [[self.guard_uri(), options]]
+
+    def protected_paths(self, paths: JobPaths) -> list[Path]:
+        return []
+
+    def launch_argv(self, paths: JobPaths) -> list[str]:
+        return self.agent.argv()
+
+    def job_env(self, paths: JobPaths, shell: Path) -> dict[str, str]:
+        return self.agent.env(paths, self.account_db(), shell)
+
+
+class LoadsProjectConfig(ReferenceRunner):
+    """Starts the agent straight away, project configuration on: whatever the repository carries for the agent
+    is loaded in the unconfined agent process (incident 7)."""
+
+    name = "loads-project-config"
+
+    def launch_argv(self, paths: JobPaths) -> list[str]:
+        return self.agent.argv()
+
+    def job_env(self, paths: JobPaths, shell: Path) -> dict[str, str]:
+        return self.agent.env(paths, self.account_db(), shell)
+
+
+class WritesOtherJobs(ReferenceRunner):
+    """A guard and permission rule that let the job's file tools write anywhere under the runner's state."""
+
+    name = "writes-other-jobs"
+
+    def permission(self, paths: JobPaths) -> dict[str, Any]:
+        return {**super().permission(paths), "external_directory": "allow"}
+
+    def plugins(self, paths: JobPaths) -> list[Any]:
+        state = str(self._layout().state)
+        options = {"roots": [state], "writeRoots": [state], "forbiddenTools": list(self.removed_tools())}
+        return [[self.guard_uri(), options]]

@@ -4,11 +4,14 @@
 //    from the list offered to the model; this is the second line.
 // 2. Refuses a file tool whose path argument, after resolving symlinks,
 //    leaves the job's roots (the file tools run in the unconfined server, so
-//    the OS sandbox around the shell does not apply to them).
+//    the OS sandbox around the shell does not apply to them): reading may reach
+//    `roots`, writing only `writeRoots`, and never a `protected` path (what
+//    configures the agent or the runner's git: a job must not rewrite its own rules).
 import fs from "node:fs"
 import path from "node:path"
 
 const PATH_ARGS = ["filePath", "path"]
+const WRITE_TOOLS = new Set(["write", "edit", "patch", "multiedit", "apply_patch"])
 
 function realpathLoose(candidate) {
   // realpath of the longest existing prefix, then the rest appended.
@@ -32,21 +35,32 @@ function globBase(pattern) {
   return (cut === -1 ? parts : parts.slice(0, cut)).join("/") || "/"
 }
 
+const under = (p, root) => p === root || p.startsWith(root + path.sep)
+
 export const BoundaryGuard = async ({ directory }, options = {}) => {
   const roots = (options.roots ?? []).map(realpathLoose)
+  const writeRoots = (options.writeRoots ?? options.roots ?? []).map(realpathLoose)
+  const protectedPaths = (options.protected ?? []).map(realpathLoose)
   const toRegExp = (glob) => new RegExp("^" + glob.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replaceAll("*", ".*") + "$")
   const forbidden = (options.forbiddenTools ?? []).map(toRegExp)
-  const inside = (p) => roots.some((root) => p === root || p.startsWith(root + path.sep))
+  const refuse = (why) => {
+    throw new Error(`boundary guard: ${why}`)
+  }
   return {
     "tool.execute.before": async ({ tool }, output) => {
-      if (forbidden.some((re) => re.test(tool))) throw new Error(`boundary guard: tool ${tool} is not allowed`)
+      if (forbidden.some((re) => re.test(tool))) refuse(`tool ${tool} is not allowed`)
       const args = output.args ?? {}
+      if (tool === "apply_patch" || tool === "patch") refuse(`${tool} names its paths inside a patch: not allowed`)
       const candidates = PATH_ARGS.filter((key) => typeof args[key] === "string").map((key) => args[key])
       if (typeof args.pattern === "string" && args.pattern.startsWith("/") && tool === "glob") candidates.push(globBase(args.pattern))
+      const writing = WRITE_TOOLS.has(tool)
       for (const value of candidates) {
         const resolved = realpathLoose(path.resolve(directory, value))
-        if (!inside(resolved)) {
-          throw new Error(`boundary guard: ${tool} path ${value} resolves to ${resolved}, outside this job's roots`)
+        if (!(writing ? writeRoots : roots).some((root) => under(resolved, root))) {
+          refuse(`${tool} path ${value} resolves to ${resolved}, outside this job's ${writing ? "writable " : ""}roots`)
+        }
+        if (writing && protectedPaths.some((p) => under(resolved, p))) {
+          refuse(`${tool} path ${value} resolves to ${resolved}, which configures the agent or the runner`)
         }
       }
     },
