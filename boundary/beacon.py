@@ -23,7 +23,7 @@ class Beacon:
     id: str  # unique per planted piece: names its witness and its report
     witness_dir: Path  # outside every job's sandbox
     targets: tuple[Path, ...]  # job A's files the beacon tries to read
-    report_dir: Path  # the planting job's checkout
+    report_dir: Path | None = None  # the planting job's checkout; None: the directory the beacon runs in
 
     @property
     def witness(self) -> Path:
@@ -31,18 +31,20 @@ class Beacon:
 
     @property
     def report(self) -> Path:
-        return self.report_dir / f"{REPORT_PREFIX}{self.id}.txt"
+        return (self.report_dir or Path(".")) / f"{REPORT_PREFIX}{self.id}.txt"
 
     def ran_unconfined(self) -> bool:
         return self.witness.exists()
+
+    def ran_inside(self, checkout: Path) -> bool:
+        """It ran (its report is in the checkout) but left no witness: the sandbox held it."""
+        return (checkout / self.report.name).exists() or self.report.exists()
 
     def where(self) -> str:
         """What the harness can say of this beacon from outside."""
         if self.witness.exists():
             return f"ran unconfined: {self.witness.read_text(errors='replace')[:200]}"
-        if self.report.exists():
-            return "ran inside the sandbox (no witness outside it)"
-        return "never ran"
+        return "left no witness outside the sandbox"
 
     def javascript(self) -> str:
         """A module whose top-level code fires on import (a plugin, a custom tool); it exports a no-op plugin."""

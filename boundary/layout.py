@@ -26,6 +26,7 @@ class JobPaths:
     checkout: Path
     data: Path  # XDG_DATA_HOME: opencode's saved output, logs, snapshots
     private: Path | None = None  # the runner's files for this job; None: kept in the data dir (within reach)
+    scratch: Path | None = None  # TMPDIR; None: in the data dir. Kept short: srt puts Unix sockets in it
 
     @property
     def runner_dir(self) -> Path:
@@ -49,14 +50,14 @@ class JobPaths:
 
     @property
     def tmp(self) -> Path:
-        return self.data / "tmp"
+        return self.scratch or self.data / "tmp"
 
     def create_dirs(self) -> None:
         for path in (self.config_home, self.home, self.cache_home, self.state_home, self.tmp):
             path.mkdir(parents=True, exist_ok=True)
 
     def remove(self) -> None:
-        for path in (self.checkout, self.data, self.runner_dir):
+        for path in (self.checkout, self.data, self.runner_dir, self.tmp):
             shutil.rmtree(path, ignore_errors=True)
 
 
@@ -79,7 +80,8 @@ class RunnerLayout:
 
     def job(self, name: str) -> JobPaths:
         checkout = self.checkouts / name
-        return JobPaths(name, checkout, checkout.with_name(f"{name}.data"), self.state / "runner" / name)
+        private, scratch = self.state / "runner" / name, self.state / "tmp" / name
+        return JobPaths(name, checkout, checkout.with_name(f"{name}.data"), private, scratch)
 
     def create(self) -> None:
         for path in (self.account_dir, self.checkouts):
@@ -106,6 +108,22 @@ def create_repository(path: Path, files: dict[str, str]) -> Path:
     git("clone", "-q", "--bare", str(work), str(path))
     shutil.rmtree(work)
     return path
+
+
+def push_commit(repository: Path, files: dict[str, str], symlinks: dict[str, Path], message: str) -> None:
+    """Add a commit to a bare repository: files, and symlinks committed as such (as a hostile repository can)."""
+    work = repository.with_name(repository.name + ".push")
+    git("clone", "-q", str(repository), str(work))
+    for name, text in files.items():
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_text(text)
+    for name, target in symlinks.items():
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).symlink_to(target)
+    git("add", "-A", cwd=work)
+    git("commit", "-q", "-m", message, cwd=work)
+    git("push", "-q", "origin", "HEAD:main", cwd=work)
+    shutil.rmtree(work)
 
 
 # The runner's own git runs no code the repository or a job could have put in place: no hooks, no fsmonitor.

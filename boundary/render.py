@@ -10,10 +10,19 @@ import html
 import re
 from typing import Any
 
-LAYER_SHORT = {"agent permission": "perm", "runner plugin": "plugin", "OS sandbox": "os", "n/a": "ok"}
+LAYER_SHORT = {
+    "agent permission": "perm",
+    "runner plugin": "plugin",
+    "OS sandbox": "os",
+    "n/a": "ok",
+    "not run": "norun",
+}
 Result = dict[str, Any]
 MD_ICON = {"DENIED": "✅", "LEAKED": "❌", "TAMPERED": "❌", "WRITTEN": "❌", "EXECUTED": "❌", "INCONCLUSIVE": "⚠️"}
-LEGEND = "perm = agent permission, plugin = runner plugin, os = OS sandbox, ok = nothing found, · = not applicable"
+LEGEND = (
+    "perm = agent permission, plugin = runner plugin, os = OS sandbox, ok = nothing found, "
+    "norun = planted code never ran, · = not applicable"
+)
 
 
 # --- the verdict: one rule, shared by both renderings --------------------------------------------------------

@@ -192,6 +192,9 @@ class ReferenceRunner:
         )
 
     def write_shell_wrapper(self, paths: JobPaths) -> Path:
+        problem = self.sandbox.tmpdir_problem(paths.tmp)
+        if problem:
+            raise RuntimeError(f"job {paths.name}: {problem} (the runner's state is under {self._layout().state})")
         wrapper = paths.runner_dir / "shell"
         wrapper.write_text(self.sandbox.wrapper(self.shell_policy(paths), paths.runner_dir))
         wrapper.chmod(0o755)

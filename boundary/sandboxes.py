@@ -7,6 +7,7 @@ agent runs `$SHELL -c CMD` and the wrapper hands CMD to the sandbox.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,10 @@ class Sandbox(Protocol):
 
     def version(self) -> str: ...
 
+    def tmpdir_problem(self, tmpdir: Path) -> str | None:
+        """Why the sandbox cannot run with this TMPDIR, or None."""
+        ...
+
 
 def _wrapper(exec_line: str) -> str:
     return f"""#!/bin/sh
@@ -59,9 +64,17 @@ exit 126
 """
 
 
+UNIX_PATH_MAX = 107  # sizeof(sun_path) - 1
+
+
 class Srt:
     name: ClassVar[str] = "srt"
-    startup_failures: ClassVar[tuple[str, ...]] = ("bwrap: ", "Sandbox dependencies", "srt: ")
+    startup_failures: ClassVar[tuple[str, ...]] = (
+        "bwrap: ",
+        "Sandbox dependencies",
+        "srt: ",
+        "Failed to create bridge sockets",
+    )
 
     def settings(self, policy: ShellPolicy) -> dict[str, object]:
         return {
@@ -83,6 +96,17 @@ class Srt:
     def version(self) -> str:
         return tools.TOOLS.version("@anthropic-ai/sandbox-runtime")
 
+    def tmpdir_problem(self, tmpdir: Path) -> str | None:
+        """srt bridges its proxies through Unix sockets named $TMPDIR/claude-socks-<16 hex>.sock; a path over
+        the kernel's 107 bytes cannot be bound, and every shell call fails ("Failed to create bridge sockets")."""
+        length = len(os.fsencode(tmpdir)) + len("/claude-socks-0123456789abcdef.sock")
+        if length <= UNIX_PATH_MAX:
+            return None
+        return (
+            f"srt's bridge socket under TMPDIR={tmpdir} would be {length} bytes, over the {UNIX_PATH_MAX} a Unix "
+            "socket path may have: every sandboxed shell call would fail. Give the job a shorter TMPDIR"
+        )
+
 
 class Passthrough:
     """Confines nothing: the control that proves the harness notices (incident 4)."""
@@ -95,6 +119,9 @@ class Passthrough:
 
     def version(self) -> str:
         return "none"
+
+    def tmpdir_problem(self, tmpdir: Path) -> str | None:
+        return None
 
 
 SANDBOXES: dict[str, type[Sandbox]] = {"srt": Srt, "passthrough": Passthrough}

@@ -88,6 +88,8 @@ class Host(Protocol):
     def restart_resolved(self) -> None:
         """Restart systemd-resolved as systemd would, and return once it has settled (up, or gone).
 
-        Never raises: coming back up may fail, and that is a finding for the checks.
+        Coming back up may fail, and that is a finding for the checks, not an error; this raises
+        HostError only when the host is wedged (the old resolved will not exit, or the new one
+        neither gets ready nor exits in time).
         """
         ...

@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import os
+import select
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
@@ -29,7 +33,6 @@ from boundary.host.base import (
     DNSMASQ_CONF,
     RESOLVED_CONF,
     RESOLVED_PROCESS,
-    RESTART_SETTLE_S,
     VETH_SCRIPT,
     HostError,
     host_command,
@@ -37,6 +40,11 @@ from boundary.host.base import (
 
 BOOT_TIMEOUT_S = 15.0
 STOP_GRACE_S = 3.0
+RESTART_TIMEOUT_S = 10.0  # resolved is ready in ~50 ms; this bounds a wedged host, not a slow one
+POLL_S = 0.01
+NOTIFY_SOCKET = "/run/nshost/notify"  # resolved's sd_notify socket, as seen inside
+# $1 resolved, $2 its log, $3 the notify socket; `$!` stays resolved's PID through setsid's exec.
+START_RESOLVED = 'NOTIFY_SOCKET="$3" SYSTEMD_LOG_TARGET=console setsid "$1" >> "$2" 2>&1 < /dev/null & echo $!'
 RESOLVED_BINARY = "lib/systemd/systemd-resolved"  # bookworm ships it outside /usr
 EXTRACTED_MARKER = ".boundary-extracted"
 UNSHARE = ["unshare", "--mount", "--net", "--pid", "--fork", "--mount-proc", "--propagation", "private"]
@@ -253,6 +261,7 @@ class NamespaceHost:
         self.pid = 0
         self._proc: subprocess.Popen[bytes] | None = None
         self._resolved_root: Path | None = None
+        self.restart_timeout_s = RESTART_TIMEOUT_S
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -329,38 +338,73 @@ class NamespaceHost:
         return self.run(["pgrep", "-x", RESOLVED_PROCESS]).returncode == 0
 
     def restart_resolved(self) -> None:
-        """Do what systemd does on a restart or watchdog: stop resolved, start it again.
+        """Do what systemd does on a restart: stop resolved, start it, wait as for its Type=notify unit.
 
-        Coming back up may fail (incident 3: the bus socket was chmod'ed); that is for the caller
-        to observe, so this waits until resolved is gone, or has answered and stayed up for the
-        settle time (it can answer before it reaches for the bus), and never raises.
+        Returns once every old resolved has exited and the new one (followed by PID, not by name: it is
+        `bash`, then `setsid`, until its exec) has sent READY=1, which it does only after it has reached
+        the bus and bound its stub, or has exited: incident 3's chmod'ed bus kills it before READY=1,
+        a finding for the checks. Raises HostError only when the host is wedged.
         """
-        self._kill_resolved()
-        root = self._resolved_root
-        assert root is not None, "started hosts know their resolved"
-        log = self.workdir / "resolved.log"
-        start = 'SYSTEMD_LOG_TARGET=console setsid "$1" >> "$2" 2>&1 < /dev/null &'
-        # The backgrounded resolved is orphaned inside the PID namespace, so our PID 1 reaps it.
-        self.run(["bash", "-c", start, "restart", str(root / RESOLVED_BINARY), str(log)], timeout=10)
-        deadline, answered_at = time.monotonic() + 5, None
-        while time.monotonic() < deadline and self.resolved_running():
-            if answered_at is None and self.run(["getent", "hosts", CANARY_NAME]).returncode == 0:
-                answered_at = time.monotonic()
-            if answered_at is not None and time.monotonic() - answered_at >= RESTART_SETTLE_S:
-                return
-            time.sleep(0.05)
+        self._stop_resolved()
+        with self._notify_socket() as notify:
+            self._await_ready(notify, self._start_resolved())
 
     # -- helpers --------------------------------------------------------------------------------
 
-    def _kill_resolved(self) -> None:
-        pids = self.run(["pgrep", "-x", RESOLVED_PROCESS]).stdout.split()
-        if pids:  # PIDs as seen inside; only our namespace's processes are visible there
-            self.run(["kill", "-TERM", *pids])
-        deadline = time.monotonic() + 3
-        while self.resolved_running() and time.monotonic() < deadline:
-            time.sleep(0.02)
-        if self.resolved_running():
-            self.run(["kill", "-KILL", *pids])
+    def _stop_resolved(self) -> None:
+        """SIGTERM (then SIGKILL) every resolved and wait until each has exited: a resolved started while
+        one still holds 127.0.0.53:53 logs "Another process is already listening" and runs without a stub."""
+        pids = [int(pid) for pid in self.run(["pgrep", "-x", RESOLVED_PROCESS]).stdout.split()]
+        for sig in ("TERM", "KILL"):
+            alive = [pid for pid in pids if not self._gone(pid)]
+            if not alive:
+                return
+            self.run(["kill", f"-{sig}", *map(str, alive)])
+            if _until(functools.partial(self._all_gone, alive), STOP_GRACE_S):
+                return
+        raise HostError(
+            f"namespace host in {self.workdir}: expected systemd-resolved (PIDs {pids} inside) to exit within "
+            f"{STOP_GRACE_S:g} s of SIGKILL; PIDs {[p for p in pids if not self._gone(p)]} remain. Fix: {self._fix}"
+        )
+
+    def _start_resolved(self) -> int:
+        """Start resolved inside; return its PID there (a background job keeps it through both execs)."""
+        root = self._resolved_root
+        assert root is not None, "started hosts know their resolved"
+        # The backgrounded resolved is orphaned inside the PID namespace, so our PID 1 reaps it.
+        argv = [str(root / RESOLVED_BINARY), str(self.workdir / "resolved.log"), NOTIFY_SOCKET]
+        said = self.run(["bash", "-c", START_RESOLVED, "restart", *argv]).stdout.strip()
+        if not said.isdigit():
+            raise HostError(f"expected the PID of the restarted systemd-resolved; saw {said!r}. Fix: {self._fix}")
+        return int(said)
+
+    def _notify_socket(self) -> socket.socket:
+        """The sd_notify socket resolved reports READY=1 on, bound in the host's private /run from outside."""
+        path = Path(f"/proc/{self.pid}/root{NOTIFY_SOCKET}")
+        path.unlink(missing_ok=True)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
+        sock.bind(str(path))
+        os.chown(path, *_user_ids((self.workdir / "passwd").read_text(), "systemd-resolve"))  # it has dropped root
+        return sock
+
+    def _await_ready(self, notify: socket.socket, pid: int) -> None:
+        deadline = time.monotonic() + self.restart_timeout_s
+        while not self._gone(pid):
+            if _says_ready(notify, POLL_S):
+                return
+            if time.monotonic() >= deadline:
+                raise HostError(
+                    f"namespace host in {self.workdir}: expected the restarted systemd-resolved (PID {pid} inside) "
+                    f"to send READY=1 or exit within {self.restart_timeout_s:g} s; it still runs, not ready.\n"
+                    f"{_tail(self.workdir / 'resolved.log')}\nFix: {self._fix}"
+                )
+
+    def _gone(self, pid: int) -> bool:
+        """Whether a PID inside has exited and been reaped (read through the /proc mounted inside)."""
+        return not Path(f"/proc/{self.pid}/root/proc/{pid}").exists()
+
+    def _all_gone(self, pids: list[int]) -> bool:
+        return all(self._gone(pid) for pid in pids)
 
     def _write_files(self, root: Path) -> dict[str, str]:
         w = self.workdir
@@ -436,6 +480,28 @@ class NamespaceHost:
             "Fix: read the log tails above; a resolved version mismatch or a missing system user "
             "(messagebus, systemd-resolve) are the usual causes; `boundary doctor` checks the commands."
         )
+
+
+def _user_ids(passwd: str, name: str) -> tuple[int, int]:
+    uid, gid = next(line.split(":")[2:4] for line in passwd.splitlines() if line.startswith(f"{name}:"))
+    return int(uid), int(gid)
+
+
+def _says_ready(notify: socket.socket, timeout_s: float) -> bool:
+    """Whether a datagram arrives on the notify socket within the timeout and has a READY=1 line."""
+    if not select.select([notify], [], [], timeout_s)[0]:
+        return False
+    return b"READY=1" in notify.recv(4096).split(b"\n")
+
+
+def _until(condition: Callable[[], bool], timeout_s: float) -> bool:
+    """Poll a condition until it holds (True) or the timeout passes (False)."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(POLL_S)
+    return True
 
 
 def _signal(pid: int, sig: signal.Signals) -> None:

@@ -141,7 +141,7 @@ def _planted(beacons: list[Beacon | None], problems: list[str]) -> Finding:
         return Finding(Verdict.EXECUTED, "none", "; ".join(f"{b.id} {b.where()}" for b in fired[:3]))
     if problems:
         return Finding(Verdict.INCONCLUSIVE, "", "; ".join(problems))
-    inside = [b for b in beacons if b is not None and b.report.exists()]
+    inside = [b for b in beacons if b is not None and b.ran_inside(b.report.parent)]
     if inside:
         return Finding(Verdict.DENIED, "OS sandbox", f"{len(inside)} planted beacons ran, inside the sandbox only")
     return Finding(Verdict.DENIED, "n/a", f"none of the {len(beacons)} beacons B tried to plant ran at the restart")
