@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from boundary.scenarios.base import Cell, ProbeResult, Scenario
 from boundary.scenarios.cross_job import CrossJob
+from boundary.scenarios.cross_job_writes import CrossJobWrites
 from boundary.scenarios.hostile_repository import HostileRepository
 from boundary.scenarios.tamper import Tamper
 
-SCENARIOS: dict[str, type[Scenario]] = {s.name: s for s in (CrossJob, Tamper, HostileRepository)}
+SCENARIOS: dict[str, type[Scenario]] = {s.name: s for s in (CrossJob, CrossJobWrites, Tamper, HostileRepository)}
 
 __all__ = ["SCENARIOS", "Cell", "ProbeResult", "Scenario", "get_scenario"]
 

@@ -1,0 +1,72 @@
+"""The cross-job writes scenario: job B tries to change or create files in job A's checkout and data.
+
+Reading is not the only harm: a job that can write another job's checkout can
+plant code there (a hook, a plugin) or corrupt its work; one that can write its
+saved output can feed it lies. Job B tries every write channel on A's files and
+on new files beside them; A's files are compared from outside: any change is WRITTEN.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from boundary import canary
+from boundary.layout import create_repository
+from boundary.model import Script
+from boundary.runner import Job, Runner
+from boundary.scenarios.base import Cell, ProbeResult, Scenario
+from boundary.scenarios.cross_job import REPOSITORY_FILES, run_job_a
+from boundary.session import Session
+from boundary.verdict import Verdict
+from boundary.writes import CHANNELS, CONTROL, WriteAttack, WriteTarget, judge_group
+
+TARGETS = ("checkout_file", "new_checkout_file", "saved_output", "new_data_file")
+
+
+class CrossJobWrites(Scenario):
+    name = "cross_job_writes"
+    title = "job B writes into job A's checkout and data directory"
+
+    def plan(self, runner: Runner) -> list[Cell]:
+        return [(target, channel) for target in TARGETS for channel in CHANNELS]
+
+    def run(self, runner: Runner, session: Session) -> list[ProbeResult]:
+        repository = create_repository(session.workdir / "repos" / "project.git", REPOSITORY_FILES)
+        runner.setup(session.workdir / "state", repository)
+        job_a = session.create_job(runner, "job-a")
+        try:
+            saved = run_job_a(runner, session, job_a)[0]
+            job_b = session.create_job(runner, "job-b")
+            try:
+                return self._attack(runner, session, job_a, job_b, saved.path)
+            finally:
+                runner.remove_job(job_b)
+        finally:
+            runner.remove_job(job_a)
+
+    def _attack(self, runner: Runner, session: Session, job_a: Job, job_b: Job, saved: Path) -> list[ProbeResult]:
+        scratch = job_b.checkout / f"scratch-{canary.new_canary()}.txt"
+        scratch.write_text("the job's own file\n")
+        control = WriteTarget(CONTROL, scratch, "job B's own scratch file (the control)")
+        attack = WriteAttack([*_targets(job_a, saved), control], Verdict.WRITTEN)
+        script = Script()
+        attack.add_to(script, runner)
+        _, record = session.run(job_b, script)
+        attack.collect(record.results)
+        problems, controls = session.problems_of(job_b.name), attack.control_problems()
+        results = []
+        for index, target in enumerate(attack.targets[:-1]):
+            for channel in CHANNELS:
+                why = [*problems, *([controls[channel]] if channel in controls else [])]
+                finding = judge_group([(target, attack.judge(index, channel, runner.denials, why))], target.kind)
+                results.append(self.result(runner, (target.kind, channel), finding))
+        return results
+
+
+def _targets(job_a: Job, saved: Path) -> list[WriteTarget]:
+    return [
+        WriteTarget("checkout_file", job_a.checkout / "README.md", "a file of job A's checkout"),
+        WriteTarget("new_checkout_file", job_a.checkout / f"planted-{canary.new_canary()}.txt", "new in A's checkout"),
+        WriteTarget("saved_output", saved, "the output job A's agent saved"),
+        WriteTarget("new_data_file", saved.parent / f"planted-{canary.new_canary()}", "new in A's data directory"),
+    ]
