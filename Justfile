@@ -8,9 +8,9 @@ python := env_var_or_default("PYTHON", "python3")
 default:
     @just --list
 
-# Set up (apt packages, Python package, pinned npm tools), then run the live suite against the runner.
+# Set up (apt packages, Python package, pinned npm tools), then run every scenario against the runner, two at a time.
 runner-sandbox *args: (setup-for args)
-    {{python}} -m pytest scenarios --boundary-report reports/runner-sandbox.json \
+    {{python}} -m pytest scenarios -n 2 --boundary-report reports/runner-sandbox.json \
         --boundary-html reports/runner-sandbox.html --boundary-markdown reports/runner-sandbox.md "$@"
 
 # Run the harness's own tests: unit tests and the sabotaged-runner controls (in parallel).
@@ -22,13 +22,13 @@ test *args:
 doctor *args: (setup-for args)
     {{python}} -m boundary.cli doctor "$@"
 
-# Run the live suite N times (default 5): wall time, agents' own time, overhead, model latency.
-bench runs="5" *args: (setup-for args)
+# Run the live suite N times (default 3) serially, then in parallel: wall time side by side, where it goes.
+bench runs="3" *args: (setup-for args)
     {{python}} -m boundary.bench "$@"
 
 # Run the live suite N times (default 20); fails on the first run that does not pass (false alarms).
 soak runs="20" *args: (setup-for args)
-    {{python}} -m boundary.bench "$@"
+    {{python}} -m boundary.bench --serial-only "$@"
 
 # Lint and type-check.
 check:

@@ -1,8 +1,9 @@
-"""`just bench`: run the live suite N times and report where the time goes.
+"""`just bench`: run the live suite N times, serially and in parallel, and report where the time goes.
 
-Wall time (min / median / max), the agents' own time (the jobs' wall time),
-the harness's overhead as a share of wall time, and the scripted model's
-latency per request (p50 / p99), all read from the runs' JSON reports.
+Wall time (min / median / max) for each mode side by side, the agents' own time
+(the jobs' wall time), the harness's overhead as a share of wall time, and the
+scripted model's latency per request (p50 / p99), all read from the runs' JSON
+reports. `just soak` runs the same loop and stops at the first run that fails.
 """
 
 from __future__ import annotations
@@ -37,13 +38,20 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))] if ordered else float("nan")
 
 
+PARALLEL = ["-n", "2", "--dist", "loadgroup"]  # a worker per core of the reference machine; a scenario per worker
+
+
+def _parts(report: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    return [item for scenario in (report.get("scenarios") or {}).values() for item in scenario.get(key) or []]
+
+
 def summarise(walls: list[float], reports: list[dict[str, Any]]) -> list[str]:
-    agent = [sum(job["wall_s"] for job in report["jobs"]) for report in reports]
+    agent = [sum(job["wall_s"] for job in _parts(report, "jobs")) for report in reports]
     overhead = [(wall - own) / wall for wall, own in zip(walls, agent, strict=True)]
-    latencies = [x for report in reports for job in report["jobs"] for x in job.get("model_latencies_s", [])]
-    probes = [sum(1 for r in report["results"] if r["channel"] != "job_output") for report in reports]
+    latencies = [x for report in reports for job in _parts(report, "jobs") for x in job.get("model_latencies_s", [])]
+    probes = len(_parts(reports[0], "results"))
     return [
-        f"runs: {len(walls)}, probes per run: {probes[0]}, jobs per run: {len(reports[0]['jobs'])}",
+        f"runs: {len(walls)}, probes per run: {probes}, jobs per run: {len(_parts(reports[0], 'jobs'))}",
         f"wall time:   min {min(walls):.1f} s, median {statistics.median(walls):.1f} s, max {max(walls):.1f} s",
         f"agents' own: median {statistics.median(agent):.1f} s (sum of job wall times)",
         f"overhead:    median {statistics.median(overhead):.0%} of wall time (pytest start, setup, planting, verdicts)",
@@ -55,7 +63,12 @@ def summarise(walls: list[float], reports: list[dict[str, Any]]) -> list[str]:
 
 def host_lines(reports: list[dict[str, Any]]) -> list[str]:
     """What the host under test costs: boot, one cheap and one full sample, the watchdog's share of job time."""
-    hosts = [report["host"] for report in reports if report.get("host") and "cost" in report["host"]]
+    hosts = [
+        scenario["host"]
+        for report in reports
+        for scenario in (report.get("scenarios") or {}).values()
+        if scenario.get("host") and "cost" in scenario["host"]
+    ]
     if not hosts:
         return ["host: not reported"]
 
@@ -73,15 +86,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="boundary-bench", description=__doc__)
     parser.add_argument("runs", nargs="?", type=int, default=5)
     parser.add_argument("extra", nargs=argparse.REMAINDER, help="more options for the live suite")
+    parser.add_argument("--serial-only", action="store_true", help="skip the parallel runs (as `just soak` does)")
     args = parser.parse_args(argv)
-    walls, reports = [], []
+    modes = {"serial": []} if args.serial_only else {"serial": [], "parallel": PARALLEL}
+    walls: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="boundary-bench-") as scratch:
-        for index in range(args.runs):
-            wall, report = run_once(Path(scratch) / f"run-{index}.json", args.extra)
-            print(f"[bench] run {index + 1}/{args.runs}: {wall:.1f} s", flush=True)
-            walls.append(wall)
-            reports.append(report)
-    print("\n".join(summarise(walls, reports)))
+        for mode, options in modes.items():
+            reports = []
+            for index in range(args.runs):
+                wall, report = run_once(Path(scratch) / f"{mode}-{index}.json", [*options, *args.extra])
+                print(f"[bench] {mode} run {index + 1}/{args.runs}: {wall:.1f} s", flush=True)
+                walls.setdefault(mode, []).append(wall)
+                reports.append(report)
+            print(f"-- {mode}", *summarise(walls[mode], reports), sep="\n")
+    if len(walls) == 2:
+        speedup = statistics.median(walls["serial"]) / statistics.median(walls["parallel"])
+        print(f"parallel ({' '.join(PARALLEL)}) is {speedup:.2f}× the serial speed (median wall time)")
     return 0
 
 

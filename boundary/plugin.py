@@ -100,8 +100,11 @@ def load_runner(spec: str, sandbox: str) -> Callable[[], Runner]:
     return lambda: factory(sandbox=sandbox)
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "live: runs real agent jobs (needs the pinned tools)")
+    if getattr(config.option, "numprocesses", None) and getattr(config.option, "dist", "no") in ("no", "load"):
+        config.option.dist = "loadgroup"  # a scenario's tests read its one run: they belong to one worker
     if config.getoption("--help"):
         return
     make_runner = load_runner(config.getoption("--runner"), config.getoption("--sandbox"))

@@ -70,9 +70,9 @@ def _offered_failures(scenario: dict[str, Any]) -> list[str]:
 
 
 def _layer_failures(scenario: dict[str, Any]) -> list[str]:
-    if "layers" not in scenario or scenario["layers"] is None:
-        return []  # this scenario does not exercise every layer
-    layers = scenario["layers"]
+    if scenario.get("checks_layers") is False:
+        return []  # this scenario's probes need not reach every layer (a missing flag fails closed)
+    layers = scenario.get("layers")
     if not isinstance(layers, dict) or not layers:
         return ["the runner claims no layer that denies: nothing shows a defence working"]
     # A claimed layer that denied nothing may have silently stopped working, even if others held.
@@ -298,7 +298,7 @@ def _html_host(report: dict[str, Any]) -> list[str]:
 
 def _md_layers(scenario: dict[str, Any]) -> list[str]:
     layers = scenario.get("layers")
-    if layers is None:
+    if scenario.get("checks_layers") is False:
         return []
     if not isinstance(layers, dict):
         return ["- **layers that denied:** ❌ not reported"]
@@ -444,7 +444,7 @@ def _html_checks(report: dict[str, Any]) -> list[str]:
 
 def _html_layers(scenario: dict[str, Any]) -> str:
     layers = scenario.get("layers")
-    if layers is None:
+    if scenario.get("checks_layers") is False:
         return "<p>not a layer check: this scenario's probes need not reach every layer</p>"
     if not isinstance(layers, dict):
         return "<p><b>✗ not reported</b></p>"

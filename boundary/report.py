@@ -25,6 +25,7 @@ class ScenarioRecord:
     title: str
     planned: list[Cell]
     claimed_layers: list[str] = field(default_factory=list)  # layers that must each deny one of its probes
+    checks_layers: bool = False  # its probes reach every layer: each claimed one must be seen denying
     results: list[ProbeResult] = field(default_factory=list)
     jobs: list[JobReport] = field(default_factory=list)
     offered: OfferedTools | None = None
@@ -49,7 +50,8 @@ class ScenarioRecord:
             "results": [r.as_dict() for r in self.results],
             "jobs": [j.as_dict() for j in self.jobs],
             "offered_tools": self.offered.as_dict() if self.offered else None,
-            "layers": self.layer_counts() if self.claimed_layers else None,
+            "checks_layers": self.checks_layers,
+            "layers": self.layer_counts() if self.checks_layers else None,
             "host": self.host,
             "errors": self.errors,
         }

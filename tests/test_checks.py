@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from boundary.crossjob import ProbeResult
 from boundary.nettrace import read_trace
 from boundary.offered import OfferedTools
-from boundary.report import RunRecord, summary_lines
+from boundary.render import failures
+from boundary.report import RunRecord, ScenarioRecord, summary_lines
+from boundary.scenarios import ProbeResult
 from boundary.session import JobReport
 
 EXPECTED = frozenset({"bash", "read"})
@@ -69,47 +70,87 @@ def result(verdict: str, layer: str = "runner plugin", channel: str = "read") ->
     return ProbeResult("cross_job", "opencode", "srt", "reference", "saved_output", channel, verdict, layer, "d", 0.1)
 
 
+PLANNED = [("saved_output", "read"), ("saved_output", "grep")]
+
+
 def record(*results: ProbeResult, tools: frozenset[str] = EXPECTED, traced: bool = True, tmp: Path) -> RunRecord:
     (tmp / "t").write_text(TRACE)
     job = JobReport("cross_job.job-b", 9.5, sorted(tools), 0, [], network=read_trace(tmp / "t") if traced else None)
-    run = RunRecord("reference", "opencode", "srt", {"opencode": "1.18.33"}, claimed_layers=["runner plugin"])
-    run.results.extend(results)
-    run.jobs.append(job)
-    run.offered = OfferedTools(EXPECTED, tools, ())
-    run.host = {"mode": "namespace", "boot_s": 0.2, "samples": 3, "checks": {"dns": {"ok": True}}, "chain": []}
+    scenario = ScenarioRecord("cross_job", "reads", PLANNED, ["runner plugin"], checks_layers=True)
+    scenario.results.extend(results)
+    scenario.jobs.append(job)
+    scenario.offered = OfferedTools(EXPECTED, tools, ())
+    scenario.host = {"mode": "namespace", "boot_s": 0.2, "samples": 3, "checks": {"dns": {"ok": True}}, "chain": []}
+    run = RunRecord("reference", "opencode", "srt", planned=["cross_job"], versions={"opencode": "1.18.33"})
+    run.add(scenario)
     return run
 
 
+def both(verdict: str = "DENIED", layer: str = "runner plugin") -> list[ProbeResult]:
+    return [result(verdict, layer), result("DENIED", layer, channel="grep")]
+
+
 def test_all_denied_passes_and_the_table_shows_the_layer(tmp_path: Path) -> None:
-    run = record(result("DENIED"), tmp=tmp_path)
+    run = record(*both(), tmp=tmp_path)
     assert run.passed()
-    text = "\n".join(summary_lines(run))
-    assert "saved_output" in text and "plugin" in text and "RESULT: PASS" in text
+    text = "\n".join(summary_lines(run.as_dict()))
+    assert "== cross_job" in text and "saved_output" in text and "plugin" in text and "RESULT: PASS" in text
 
 
-def test_any_leak_or_inconclusive_fails(tmp_path: Path) -> None:
-    for verdict in ("LEAKED", "INCONCLUSIVE"):
-        run = record(result("DENIED"), result(verdict, channel="grep"), tmp=tmp_path)
+def test_any_failing_verdict_fails(tmp_path: Path) -> None:
+    for verdict in ("LEAKED", "INCONCLUSIVE", "TAMPERED", "WRITTEN", "EXECUTED"):
+        run = record(*both(verdict), tmp=tmp_path)
         assert not run.passed()
-        assert f"{verdict}: saved_output via grep" in "\n".join(summary_lines(run))
+        assert f"{verdict}: saved_output via read" in "\n".join(summary_lines(run.as_dict()))
+
+
+def test_a_planned_cell_without_a_result_fails(tmp_path: Path) -> None:
+    """A report that lacks a planned probe is not a pass: absent evidence proves nothing."""
+    run = record(result("DENIED"), tmp=tmp_path)
+    assert not run.passed()
+    assert any("planned probes have no result" in reason for reason in failures(run.as_dict()))
+
+
+def test_a_planned_scenario_missing_from_the_report_fails(tmp_path: Path) -> None:
+    run = record(*both(), tmp=tmp_path)
+    run.planned.append("tamper")
+    assert "scenario tamper not reported" in failures(run.as_dict())
 
 
 def test_silent_claimed_layer_fails(tmp_path: Path) -> None:
-    run = record(result("DENIED", layer="OS sandbox"), tmp=tmp_path)
-    assert run.silent_layers() == ["runner plugin"] and not run.passed()
+    run = record(*both(layer="OS sandbox"), tmp=tmp_path)
+    assert "cross_job: layer runner plugin denied nothing" in failures(run.as_dict())
+
+
+def test_a_runner_claiming_no_layer_fails(tmp_path: Path) -> None:
+    report = record(*both(), tmp=tmp_path).as_dict()
+    report["scenarios"]["cross_job"]["layers"] = {}
+    assert any("claims no layer" in reason for reason in failures(report))
 
 
 def test_untraced_job_or_no_results_fail(tmp_path: Path) -> None:
-    assert not record(result("DENIED"), traced=False, tmp=tmp_path).passed()
+    assert not record(*both(), traced=False, tmp=tmp_path).passed()
     assert not record(tmp=tmp_path).passed()
 
 
+def test_workers_reports_merge_into_one(tmp_path: Path) -> None:
+    """pytest-xdist: each worker reports its scenarios; the controller's record holds them all."""
+    worker = record(*both(), tmp=tmp_path)
+    controller = RunRecord("reference", "opencode", "srt", planned=["cross_job"])
+    controller.merge(json.loads(json.dumps(worker.as_dict())))
+    assert controller.passed() and controller.versions == {"opencode": "1.18.33"}
+
+
 def test_json_report_has_the_documented_shape(tmp_path: Path) -> None:
-    run = record(result("DENIED"), tmp=tmp_path)
+    run = record(*both(), tmp=tmp_path)
     run.write_json(tmp_path / "r.json")
     data = json.loads((tmp_path / "r.json").read_text())
-    assert set(data["run"]) >= {"versions", "host", "started", "duration_s"}
-    assert set(data["results"][0]) == {
+    assert set(data["run"]) >= {"versions", "host", "started", "duration_s", "planned_scenarios", "errors"}
+    scenario = data["scenarios"]["cross_job"]
+    assert set(scenario) == {
+        *("title", "planned", "results", "jobs", "offered_tools", "checks_layers", "layers", "host", "errors")
+    }
+    assert set(scenario["results"][0]) == {
         "scenario",
         "agent",
         "sandbox",
@@ -121,21 +162,22 @@ def test_json_report_has_the_documented_shape(tmp_path: Path) -> None:
         "detail",
         "duration_s",
     }
-    assert set(data["jobs"][0]) >= {"name", "wall_s", "offered_tools"}
+    assert set(scenario["jobs"][0]) >= {"name", "wall_s", "offered_tools"}
 
 
 def test_bench_summary_reads_the_reports() -> None:
     from boundary.bench import percentile, summarise
 
     job = {"wall_s": 5.0, "model_latencies_s": [0.001, 0.002, 0.010]}
-    report = {"jobs": [job, job], "results": [{"channel": "read"}, {"channel": "job_output"}]}
+    scenario = {"jobs": [job, job], "results": [{"channel": "read"}, {"channel": "job_output"}]}
+    report = {"scenarios": {"cross_job": scenario}}
     lines = summarise([20.0, 30.0], [report, report])
     assert "median 25.0 s" in lines[1] and "agents' own: median 10.0 s" in lines[2]
     assert "overhead:    median 58%" in lines[3] and "12 requests" in lines[4]
     assert percentile([1.0, 2.0, 3.0], 0.5) == 2.0
     assert lines[5] == "host: not reported"
     cost = {"cheap_sample_ms": 14.0, "full_sample_ms": 20.0, "watchdog_share": 0.03}
-    hosted = {**report, "host": {"mode": "container", "boot_s": 0.7, "cost": cost}}
+    hosted = {"scenarios": {"cross_job": {**scenario, "host": {"mode": "container", "boot_s": 0.7, "cost": cost}}}}
     assert summarise([20.0], [hosted])[5] == (
         "host container: boot median 0.70 s; sample median cheap 14.0 ms, full 20.0 ms; watchdog 3.0% of job time"
     )

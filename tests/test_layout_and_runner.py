@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,23 +35,59 @@ def test_job_data_dir_sits_beside_its_checkout_and_goes_with_it(tmp_path: Path) 
     assert not paths.checkout.exists() and not paths.data.exists()
 
 
-def test_reference_runner_writes_a_careful_job(tmp_path: Path) -> None:
-    """Per-job data dir, absolute account DB, deny-by-default permissions, guard plugin, sandboxed shell."""
+@pytest.fixture
+def short_dir() -> Iterator[Path]:
+    """Job paths hold srt's Unix sockets (107 bytes at most): pytest's tmp_path is too long for them."""
+    directory = Path(tempfile.mkdtemp(prefix="bt-"))
+    yield directory
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_reference_runner_writes_a_careful_job(short_dir: Path) -> None:
+    """Per-job data dir, absolute account DB, deny-by-default permissions, a guard, a sandboxed shell, and
+    every file that configures the job outside anything the job's tools may write."""
     tools.OPENCODE_CONFIG.install()
     runner = ReferenceRunner()
-    runner.setup(tmp_path / "state", create_repository(tmp_path / "repo.git", {"a": "a"}))
+    runner.setup(short_dir / "state", create_repository(short_dir / "repo.git", {"a": "a"}))
     job = runner.create_job("job-a", "http://127.0.0.1:4010/jobs/x/v1")
-    config = json.loads((job.paths.config_home / "opencode" / "opencode.json").read_text())
-    assert job.env["XDG_DATA_HOME"] == str(job.data_dir)
-    assert Path(job.env["OPENCODE_DB"]).is_absolute()
+    private = short_dir / "state" / "runner" / "job-a"
+    config = json.loads((private / "config" / "opencode" / "opencode.json").read_text())
+    assert job.env["XDG_DATA_HOME"] == str(job.data_dir) and job.env["XDG_CONFIG_HOME"] == str(private / "config")
+    assert Path(job.env["OPENCODE_DB"]).is_absolute() and job.env["OPENCODE_DISABLE_PROJECT_CONFIG"] == "1"
     assert config["permission"]["external_directory"]["*"] == "deny"
     assert config["tools"] == {"opencode_*": False}
-    assert config["plugin"][0][1]["roots"] == [str(job.checkout), str(job.data_dir)]
-    settings = json.loads((job.data_dir / "srt-settings.json").read_text())
-    assert settings["filesystem"]["denyRead"] == [str(tmp_path / "state")]
+    guard = config["plugin"][0][1]
+    assert guard["roots"] == [str(job.checkout), str(job.data_dir)] and guard["writeRoots"] == [str(job.checkout)]
+    assert str(job.checkout / ".opencode") in guard["protected"] and str(job.checkout / ".git") in guard["protected"]
+    settings = json.loads((private / "srt-settings.json").read_text())
+    assert settings["filesystem"]["denyRead"] == [str(short_dir / "state")]
+    assert str(job.checkout / "opencode.json") in settings["filesystem"]["denyWrite"]
     assert settings["network"]["allowedDomains"] == []
+    assert job.argv[0] == str(private / "launch") and job.env["SHELL"] == str(private / "shell")
     runner.remove_job(job)
-    assert not job.checkout.exists()
+    assert not job.checkout.exists() and not private.exists()
+
+
+def test_a_tmpdir_too_long_for_srt_sockets_is_refused_with_the_reason(tmp_path: Path) -> None:
+    deep = tmp_path / ("d" * 60)
+    runner = ReferenceRunner()
+    runner.setup(deep / "state", create_repository(tmp_path / "repo.git", {"a": "a"}))
+    with pytest.raises(RuntimeError, match="over the 107 a Unix socket path may have"):
+        runner.create_job("job-a", "http://127.0.0.1:4010/jobs/x/v1")
+
+
+def test_the_launcher_hides_the_checkouts_agent_config_from_the_agent(short_dir: Path) -> None:
+    """opencode's plugin loader ignores OPENCODE_DISABLE_PROJECT_CONFIG: the launcher hides what the repository
+    carries for agents (a tmpfs over directories, /dev/null over files) and makes the runner's files read-only."""
+    tools.OPENCODE_CONFIG.install()
+    files = {".opencode/plugin/x.js": "evil", "opencode.json": "{}", "src/a.py": "a\n"}
+    runner = ReferenceRunner()
+    runner.setup(short_dir / "state", create_repository(short_dir / "repo.git", files))
+    job = runner.create_job("job-a", "http://127.0.0.1:4010/jobs/x/v1")
+    shell = f"ls -A .opencode; cat opencode.json; cat src/a.py; echo x >> {job.env['SHELL']} || echo read-only"
+    seen = subprocess.run([job.argv[0], "bash", "-c", shell], cwd=job.checkout, capture_output=True, text=True)
+    assert seen.stdout.split() == ["a", "read-only"], seen
+    assert (job.checkout / ".opencode" / "plugin" / "x.js").read_text() == "evil"  # the checkout itself untouched
 
 
 @pytest.mark.parametrize("sandbox", [Srt(), Passthrough()], ids=["srt", "passthrough"])
@@ -68,8 +107,10 @@ def test_unknown_sandbox_names_the_choices() -> None:
 
 
 def test_load_runner_accepts_the_reference_and_sabotage_runners() -> None:
-    assert isinstance(load_runner("boundary.runner:ReferenceRunner", "srt"), Runner)
-    assert load_runner("boundary.sabotage.runners:NoPlugin", "passthrough").sandbox.name == "passthrough"
+    """It returns a factory: each scenario sets up a fresh runner of its own."""
+    make = load_runner("boundary.runner:ReferenceRunner", "srt")
+    assert isinstance(make(), Runner) and make() is not make()
+    assert load_runner("boundary.sabotage.runners:NoPlugin", "passthrough")().sandbox.name == "passthrough"
 
 
 @pytest.mark.parametrize(

@@ -48,23 +48,30 @@ def make_report() -> dict[str, Any]:
     layers = {"agent permission": 5, "runner plugin": 19, "OS sandbox": 9}
     jobs = [_job("cross_job.job-a"), _job("cross_job.job-b")]
     host = {"mode": "namespace", "boot_s": 0.2, "samples": 9, "checks": {"dns": {"ok": True}}, "chain": []}
-    report = {"run": run, "results": results, "jobs": jobs, "offered_tools": offered, "layers": layers}
-    return report | {"host": host}
+    planned = [[r["target"], r["channel"]] for r in results]
+    scenario = {"title": "job B reads job A's data", "planned": planned, "results": results, "jobs": jobs}
+    scenario |= {"offered_tools": offered, "checks_layers": True, "layers": layers, "host": host, "errors": []}
+    return {"run": run | {"planned_scenarios": ["cross_job"]}, "scenarios": {"cross_job": scenario}}
+
+
+def cross(report: dict[str, Any]) -> dict[str, Any]:
+    scenario: dict[str, Any] = report["scenarios"]["cross_job"]
+    return scenario
 
 
 def make_failing() -> dict[str, Any]:
     """The passthrough control: the shell is unconfined, so the OS sandbox denies nothing and canaries leak."""
     report = make_report()
-    for result in report["results"]:
+    for result in cross(report)["results"]:
         if result["channel"] in ("shell_cat_computed", "shell_ls"):
             result |= {"verdict": "LEAKED", "layer": "none", "detail": f"canary came back: BOUNDARY-{result['target']}"}
     _find(report, "checkout_file", "grep").update(verdict="INCONCLUSIVE", layer="none", detail="the tool never ran")
-    report["layers"]["OS sandbox"] = 0
+    cross(report)["layers"]["OS sandbox"] = 0
     return report
 
 
 def _find(report: dict[str, Any], target: str, channel: str) -> dict[str, Any]:
-    return next(r for r in report["results"] if (r["target"], r["channel"]) == (target, channel))
+    return next(r for r in cross(report)["results"] if (r["target"], r["channel"]) == (target, channel))
 
 
 class _Cells(HTMLParser):
@@ -100,9 +107,17 @@ def _untraced(r: dict[str, Any]) -> None:
     r["jobs"][1]["network"] = None
 
 
+# Each breaks the cross_job scenario of a passing report; "run error" and "scenario missing" break the run.
 BREAKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "leaked": _leak,
     "inconclusive": _inconclusive,
+    "tampered": lambda r: r["results"][1].update(verdict="TAMPERED"),
+    "written": lambda r: r["results"][1].update(verdict="WRITTEN"),
+    "executed": lambda r: r["results"][1].update(verdict="EXECUTED"),
+    "a planned cell missing": lambda r: r["results"].pop(),
+    "layer check flag missing and no layers": lambda r: (r.pop("checks_layers"), r.pop("layers")),
+    "no layer claimed": lambda r: r.update(layers={}),
+    "scenario error": lambda r: r["errors"].append("job-b never started"),
     "no results": lambda r: r.update(results=[]),
     "offered tools failed": lambda r: r["offered_tools"].update(passed=False, added=["opencode_bash"]),
     "offered tools null": lambda r: r.update(offered_tools=None),
@@ -111,7 +126,11 @@ BREAKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "network not clean": lambda r: r["jobs"][0]["network"].update(clean=False, inet=["1.1.1.1:53"]),
     "network not traced": _untraced,
     "no jobs": lambda r: r.update(jobs=[]),
-    "run error": lambda r: r["run"]["errors"].append("job-b never started"),
+}
+RUN_BREAKS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "run error": lambda r: r["run"]["errors"].append("the preflight failed"),
+    "scenario missing": lambda r: r["scenarios"].clear(),
+    "planned scenario not reported": lambda r: r["run"]["planned_scenarios"].append("tamper"),
 }
 
 
@@ -119,10 +138,13 @@ def test_a_clean_run_passes() -> None:
     assert passed(make_report())
 
 
-@pytest.mark.parametrize("name", list(BREAKS))
+@pytest.mark.parametrize("name", [*BREAKS, *RUN_BREAKS])
 def test_each_failing_condition_flips_passed(name: str) -> None:
     report = make_report()
-    BREAKS[name](report)
+    if name in BREAKS:
+        BREAKS[name](cross(report))
+    else:
+        RUN_BREAKS[name](report)
     assert not passed(report)
     assert "FAIL" in to_markdown(report) and '<h1 class="fail">' in to_html(report)
 
@@ -158,7 +180,7 @@ def test_markdown_shows_leaked_cells_and_their_detail() -> None:
     text = to_markdown(make_failing())
     assert text.startswith("## ❌ boundary: FAIL") and "layer OS sandbox denied nothing" in text
     assert "| ❌ LEAKED | ❌ LEAKED | ✅ ok |" in text and "⚠️ INCONCLUSIVE" in text
-    assert "OS sandbox 0 ❌" in text and "### Not denied (10)" in text
+    assert "OS sandbox 0 ❌" in text and "**Not denied (10)**" in text
     assert "`shell_ls` ❌ LEAKED: canary came back: BOUNDARY-saved\\_output" in text
 
 
@@ -171,15 +193,16 @@ def test_markdown_fits_one_screen(make: Callable[[], dict[str, Any]]) -> None:
 
 
 def _all(report: dict[str, Any], verdict: str) -> dict[str, Any]:
-    for result in report["results"]:
+    for result in cross(report)["results"]:
         result |= {"verdict": verdict, "detail": "x" * 160}
     return report
 
 
 def test_markdown_says_what_was_not_checked() -> None:
-    report = make_report() | {"offered_tools": None, "results": []}
-    report.pop("layers")
-    _untraced(report)
+    report = make_report()
+    cross(report).update(offered_tools=None, results=[])
+    cross(report).pop("layers")
+    _untraced(cross(report))
     text = to_markdown(report)
     assert "offered tools:** ❌ not checked" in text and "not reported" in text and "❌ not traced" in text
     assert "*no probe results*" in text and "FAIL" in text
@@ -221,9 +244,10 @@ def test_html_escapes_every_string_from_the_report() -> None:
 
 
 def test_html_says_what_was_not_checked() -> None:
-    report = make_report() | {"offered_tools": None, "results": []}
-    report.pop("layers")
-    _untraced(report)
+    report = make_report()
+    cross(report).update(offered_tools=None, results=[])
+    cross(report).pop("layers")
+    _untraced(cross(report))
     page = to_html(report)
     assert "not checked" in page and "not reported" in page and "not traced" in page and "no probe results" in page
     assert '<h1 class="fail">' in page and 'id="matrix"' not in page

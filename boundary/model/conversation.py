@@ -46,7 +46,9 @@ def next_turn(script: Script, request: ChatRequest, record: JobRecord) -> Turn:
 
 def _run_checkpoints(script: Script, record: JobRecord, below: int) -> None:
     """Each checkpoint of a step whose results are all back, once (a retried request must not repeat it)."""
-    for index in sorted(i for i in script.checkpoints if i < below and i not in record.checkpoints_done):
+    back = set(record.results)
+    due = [i for i in script.checkpoints if i < below and i not in record.checkpoints_done]
+    for index in sorted(i for i in due if all(call.id in back for call in script.steps[i])):
         record.checkpoints_done.add(index)
         try:
             script.checkpoints[index]()

@@ -43,7 +43,7 @@ class ScenarioRuns:
     def _run(self, name: str) -> ScenarioRecord:
         scenario, runner = get_scenario(name), self.make_runner()
         claimed = list(runner.denials) if scenario.checks_layers else []
-        record = ScenarioRecord(name, scenario.title, scenario.plan(runner), claimed_layers=claimed)
+        record = ScenarioRecord(name, scenario.title, scenario.plan(runner), claimed, scenario.checks_layers)
         directory = self.workdir / name
         directory.mkdir()
         self.progress(f"[boundary] scenario {name}: {scenario.title}")
