@@ -1,0 +1,100 @@
+"""Beacons: planted code that reports where it ran, run for real with /bin/sh and (if present) node."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from boundary.beacon import REPORT_PREFIX, Beacon
+
+
+@pytest.fixture
+def target(tmp_path: Path) -> Path:
+    path = tmp_path / "job-a" / "secret.txt"
+    path.parent.mkdir()
+    path.write_text("job A's secret\n")
+    return path
+
+
+def beacon(tmp_path: Path, target: Path, witness_dir: Path) -> Beacon:
+    checkout = tmp_path / "checkout"
+    checkout.mkdir(exist_ok=True)
+    return Beacon("b1", witness_dir, (target,), report_dir=checkout)
+
+
+def run_shell(b: Beacon, cwd: Path) -> None:
+    script = cwd / "hook"
+    script.write_text(b.shell())
+    subprocess.run(["/bin/sh", str(script)], cwd=cwd, check=True, timeout=10)
+
+
+def run_node(b: Beacon, cwd: Path) -> None:
+    module = cwd / "plugin.mjs"
+    module.write_text(b.javascript())
+    subprocess.run(["node", str(module)], cwd=cwd, check=True, timeout=30, capture_output=True)
+
+
+RUNNERS = [pytest.param(run_shell, id="shell")]
+if shutil.which("node"):
+    RUNNERS.append(pytest.param(run_node, id="javascript"))
+
+
+@pytest.mark.parametrize("run", RUNNERS)
+def test_unconfined_beacon_leaves_witness_and_report(
+    tmp_path: Path, target: Path, run: Callable[[Beacon, Path], None]
+) -> None:
+    """With its witness directory writable it writes the witness, and a report "unconfined" with what it read."""
+    witness_dir = tmp_path / "witness"
+    witness_dir.mkdir()
+    b = beacon(tmp_path, target, witness_dir)
+    run(b, tmp_path)
+    assert b.witness.exists() and b.ran_unconfined()
+    report = b.report.read_text()
+    assert report.startswith("unconfined") and "job A's secret" in report
+    assert b.report.name == f"{REPORT_PREFIX}b1.txt"
+    assert b.ran_inside(b.report.parent)
+    assert b.where().startswith("ran unconfined:")
+
+
+@pytest.mark.parametrize("run", RUNNERS)
+def test_confined_beacon_reports_sandboxed_without_witness(
+    tmp_path: Path, target: Path, run: Callable[[Beacon, Path], None]
+) -> None:
+    """Without a reachable witness directory it leaves no witness, and a report starting "sandboxed"."""
+    b = beacon(tmp_path, target, tmp_path / "no-such-dir")
+    run(b, tmp_path)
+    assert not b.witness.exists() and not b.ran_unconfined()
+    report = b.report.read_text()
+    assert report.startswith("sandboxed") and "job A's secret" in report
+    assert b.ran_inside(b.report.parent)
+    assert b.where() == "left no witness outside the sandbox"
+
+
+@pytest.mark.parametrize("run", RUNNERS)
+def test_unreadable_target_is_reported_not_fatal(tmp_path: Path, run: Callable[[Beacon, Path], None]) -> None:
+    """A target it cannot read does not stop the beacon: the report is still written."""
+    witness_dir = tmp_path / "witness"
+    witness_dir.mkdir()
+    b = beacon(tmp_path, tmp_path / "missing.txt", witness_dir)
+    run(b, tmp_path)
+    assert b.report.read_text().startswith("unconfined")
+
+
+def test_report_defaults_to_the_directory_it_runs_in(tmp_path: Path, target: Path) -> None:
+    """With no report_dir the report lands in the working directory, where ran_inside finds it."""
+    b = Beacon("b2", tmp_path / "no-such-dir", (target,))
+    work = tmp_path / "work"
+    work.mkdir()
+    run_shell(b, work)
+    assert (work / b.report.name).read_text().startswith("sandboxed")
+    assert b.ran_inside(work) and not b.ran_unconfined()
+
+
+def test_beacon_that_never_ran(tmp_path: Path, target: Path) -> None:
+    """Neither a witness nor a report: it neither ran unconfined nor inside."""
+    b = beacon(tmp_path, target, tmp_path)
+    assert not b.ran_unconfined() and not b.ran_inside(tmp_path / "checkout")
