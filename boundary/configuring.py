@@ -24,7 +24,7 @@ from boundary.runner import Job, Runner
 
 KINDS = ("runner_files", "launch_files", "agent_config", "project_config")
 MAX_SCAN_BYTES = 256 * 1024
-_ABSOLUTE = re.compile(r"(?:file://)?(/[A-Za-z0-9._@%+=:,/-]+)")
+_ABSOLUTE = re.compile(r"(?:file://)?(/[A-Za-z0-9._@%+=,/-]+)")  # ':' ends a path: it separates lists of them
 
 
 @dataclass(frozen=True)

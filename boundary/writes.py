@@ -106,7 +106,7 @@ class WriteAttack:
             data = base64.b64encode(target.content(channel).encode()).decode()
             write = f'mkdir -p -- "$(dirname -- {path})"; printf %s {data} | base64 -d > {path}'
             line = f'r=$( {{ {write}; }} 2>&1 ); echo "{SHELL_LINE} {index} rc=$? $r"'
-            if sum(len(text) for _, text in batches[-1]) + len(line) > MAX_COMMAND:
+            if sum(len(text) + 1 for _, text in batches[-1]) + len(line) > MAX_COMMAND:  # + 1: the newlines
                 batches.append([])
             batches[-1].append((index, line))
         return [batch for batch in batches if batch]
@@ -182,7 +182,7 @@ def judge_group(findings: list[tuple[WriteTarget, Finding]], kind: str) -> Findi
     layers = [f.layer for _, f in findings]
     names = ", ".join(sorted({t.path.name for t, _ in findings}))
     detail = f"{len(findings)} files ({names}): denied by {', '.join(sorted(set(layers)))}"
-    return Finding(Verdict.DENIED, max(set(layers), key=layers.count), detail)
+    return Finding(Verdict.DENIED, max(sorted(set(layers)), key=layers.count), detail)
 
 
 # -- what the attacker writes ---------------------------------------------------------------------------------

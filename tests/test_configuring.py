@@ -138,7 +138,5 @@ def test_a_file_in_a_colon_list_is_followed(scope: Path) -> None:
     env_file = write(scope / "etc" / "job.env", f"NODE_PATH={plugin}:/usr/lib/node\n")
     job = make_job(scope, env={"ENV_FILE": str(env_file)})
     found = kinds(discover(fake_runner([]), job, set(), scope))
-    # BUG: configuring._ABSOLUTE accepts ":" inside a path, so "/…/plugin.js:/usr/lib/node" is one match,
-    # not a file, and plugin.js (a file configuring the job) is never listed nor attacked. The env itself is
-    # split on ":" (_named_by_launch); what a launch file names is not.
+    # ':' ends a path in a launch file's text as it does in the env: plugin.js is listed and attacked.
     assert found.get(plugin) == "launch_files"

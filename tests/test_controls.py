@@ -37,26 +37,70 @@ def run_suite(pytester: pytest.Pytester, *options: str) -> tuple[pytest.RunResul
     return result, json.loads(report.read_text())
 
 
-def verdicts(report: dict[str, Any], channel: str) -> dict[str, str]:
-    return {r["target"]: r["verdict"] for r in report["results"] if r["channel"] == channel}
+def scenario(report: dict[str, Any], name: str = "cross_job") -> dict[str, Any]:
+    part: dict[str, Any] = report["scenarios"][name]
+    return part
+
+
+def verdicts(report: dict[str, Any], channel: str, name: str = "cross_job") -> dict[str, str]:
+    return {r["target"]: r["verdict"] for r in scenario(report, name)["results"] if r["channel"] == channel}
+
+
+CROSS_JOB = ("--scenario", "cross_job")
 
 
 def test_reference_runner_passes(pytester: pytest.Pytester) -> None:
-    """Every probe DENIED with a recognised layer, tools as expected, no network, every layer seen."""
+    """Every scenario: every probe DENIED with a recognised layer, tools as expected, no network, every layer seen."""
     result, report = run_suite(pytester)
     assert result.ret == 0, result.stdout.str()[-3000:]
-    assert {r["verdict"] for r in report["results"]} == {"DENIED"}
-    assert "unrecognised" not in {r["layer"] for r in report["results"]}
-    assert report["offered_tools"]["passed"]
-    assert all(count > 0 for count in report["layers"].values())
-    assert all(job["network"]["clean"] for job in report["jobs"])
-    assert all(state["ok"] for state in report["host"]["checks"].values())
+    assert set(report["scenarios"]) == {"cross_job", "cross_job_writes", "tamper", "hostile_repository"}
+    for part in report["scenarios"].values():
+        assert {r["verdict"] for r in part["results"]} == {"DENIED"}
+        assert part["offered_tools"]["passed"]
+        assert all(job["network"]["clean"] for job in part["jobs"])
+        assert all(state["ok"] for state in part["host"]["checks"].values())
+    assert all(count > 0 for count in scenario(report)["layers"].values())
     result.stdout.fnmatch_lines(["*RESULT: PASS*"])
+
+
+def test_yesterdays_runner_is_tampered_leaks_and_executes(pytester: pytest.Pytester) -> None:
+    """Incident 6: the runner's files sat in the job's own data directory, in reach of its write tool. Job B
+    rewrites them (TAMPERED), its next shell reads job A's output (LEAKED), and a plugin it planted runs
+    unconfined at the restart (EXECUTED)."""
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:ConfigInReach", "--scenario", "tamper")
+    assert result.ret == 1
+    assert verdicts(report, "write", "tamper")["runner_files"] == "TAMPERED"
+    assert verdicts(report, "edit", "tamper")["project_config"] == "TAMPERED"
+    assert verdicts(report, "reprobe", "tamper")["job_a_saved_output"] == "LEAKED"
+    assert verdicts(report, "resumed", "tamper")["planted_code"] == "EXECUTED"
+    result.stdout.fnmatch_lines(["*TAMPERED: runner_files via write*", "*RESULT: FAIL*"])
+
+
+def test_each_beacon_fires_when_project_config_loads(pytester: pytest.Pytester) -> None:
+    """Incident 7, and each beacon's control: a runner that loads what the repository carries runs every
+    planted piece of code unconfined (a beacon that cannot fire would prove nothing), and the repository's
+    permission rules replace the runner's."""
+    options = ("--runner", f"{SABOTAGE}:LoadsProjectConfig", "--scenario", "hostile_repository")
+    result, report = run_suite(pytester, *options)
+    assert result.ret == 1
+    loaded = verdicts(report, "loaded", "hostile_repository")
+    assert loaded == dict.fromkeys(
+        ("plugin_dir", "plugins_dir", "config_plugin", "custom_tool", "mcp_server"), "EXECUTED"
+    )
+    assert verdicts(report, "shell_cat", "hostile_repository")["project_permissions"] == "TAMPERED"
+
+
+def test_a_guard_open_over_the_state_lets_b_write_into_a(pytester: pytest.Pytester) -> None:
+    """The job's file tools may write anywhere under the runner's state: job A's files change (WRITTEN)."""
+    options = ("--runner", f"{SABOTAGE}:WritesOtherJobs", "--scenario", "cross_job_writes")
+    result, report = run_suite(pytester, *options)
+    assert result.ret == 1
+    assert set(verdicts(report, "write", "cross_job_writes").values()) == {"WRITTEN"}
 
 
 def test_passthrough_sandbox_leaks_the_computed_path(pytester: pytest.Pytester) -> None:
     """Incident 4: a shell wrapper that confines nothing; only the OS sandbox could stop a computed path."""
-    result, report = run_suite(pytester, "--sandbox", "passthrough")
+    result, report = run_suite(pytester, "--sandbox", "passthrough", *CROSS_JOB)
     assert result.ret == 1
     assert set(verdicts(report, "shell_cat_computed").values()) == {"LEAKED"}
     result.stdout.fnmatch_lines(["*LEAKED: *via shell_cat_computed*", "*RESULT: FAIL*"])
@@ -64,40 +108,40 @@ def test_passthrough_sandbox_leaks_the_computed_path(pytester: pytest.Pytester) 
 
 def test_missing_plugin_leaks_through_a_symlink(pytester: pytest.Pytester) -> None:
     """Without the guard, opencode's read tool follows a symlink in the job's own checkout."""
-    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:NoPlugin")
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:NoPlugin", *CROSS_JOB)
     assert result.ret == 1
     assert verdicts(report, "read_symlink")["checkout_file"] == "LEAKED"
-    assert report["layers"]["runner plugin"] == 0
+    assert scenario(report)["layers"]["runner plugin"] == 0
 
 
 def test_shared_data_dir_leaks_saved_output(pytester: pytest.Pytester) -> None:
     """Incident 1: jobs of one account share a data directory, so B reads A's saved output."""
-    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:SharedDataDir")
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:SharedDataDir", *CROSS_JOB)
     assert result.ret == 1
     assert verdicts(report, "read")["saved_output"] == "LEAKED"
 
 
 def test_allow_all_permissions_is_a_lost_layer(pytester: pytest.Pytester) -> None:
     """Other layers still hold, but the agent-permission layer denied nothing: the run fails."""
-    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:AllowAllDirectories")
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:AllowAllDirectories", *CROSS_JOB)
     assert result.ret == 1
-    assert report["layers"]["agent permission"] == 0
+    assert scenario(report)["layers"]["agent permission"] == 0
     result.stdout.fnmatch_lines(["*FAILED*test_layer_denies*agent_permission*"])
 
 
 def test_opencode_mcp_tools_fail_the_offered_tools_check(pytester: pytest.Pytester) -> None:
     """Incident 2: an MCP server named opencode offers opencode_session_move and the runner removes nothing."""
-    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:OpencodeMcp", "-k", "offered")
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:OpencodeMcp", "-k", "offered", *CROSS_JOB)
     assert result.ret == 1
-    assert "opencode_session_move" in report["offered_tools"]["forbidden"]
+    assert "opencode_session_move" in scenario(report)["offered_tools"]["forbidden"]
     result.stdout.fnmatch_lines(["*offered tools: FAILED*opencode_session_move*"])
 
 
 def test_phoning_home_fails_the_network_check(pytester: pytest.Pytester) -> None:
     """A runner that lets opencode fetch its model catalog: the job tries DNS beyond loopback."""
-    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:PhonesHome", "-k", "network")
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:PhonesHome", "-k", "network", *CROSS_JOB)
     assert result.ret == 1
-    assert not all(job["network"]["clean"] for job in report["jobs"])
+    assert not all(job["network"]["clean"] for job in scenario(report)["jobs"])
     result.stdout.fnmatch_lines(["*FAILED*test_jobs_reach_only_the_model*"])
 
 
@@ -114,7 +158,7 @@ def test_host_that_cannot_sandbox_fails_in_seconds(pytester: pytest.Pytester, mo
     bwrap.write_text("#!/bin/sh\necho 'bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted' >&2\nexit 1\n")
     bwrap.chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
-    result, report = run_suite(pytester)
+    result, report = run_suite(pytester, *CROSS_JOB)
     assert result.ret == 1
     outcomes = result.parseoutcomes()
     assert outcomes.get("errors", 0) > 0 and "skipped" not in outcomes and "passed" not in outcomes
@@ -129,16 +173,17 @@ def test_timed_out_jobs_are_inconclusive_not_denied(pytester: pytest.Pytester) -
     Job A is killed mid-start; job B then either times out too or fails on what A left half-done (seen: it
     exited 1 within the second). Either way its probes say why they prove nothing.
     """
-    result, report = run_suite(pytester, "--job-timeout", "1", "-k", "test_cross_job_read")
+    result, report = run_suite(pytester, "--job-timeout", "1", "-k", "test_probe", *CROSS_JOB)
     assert result.ret == 1
-    assert {r["verdict"] for r in report["results"]} == {"INCONCLUSIVE"}
-    job_a = next(job for job in report["jobs"] if job["name"].endswith("job-a"))
+    results = scenario(report)["results"]
+    assert {r["verdict"] for r in results} == {"INCONCLUSIVE"}
+    job_a = next(job for job in scenario(report)["jobs"] if job["name"].endswith("job-a"))
     assert job_a["exit_code"] is None and "timed out" in job_a["problems"][0]
-    assert all(re.search(r"job job-b (timed out|exited)", r["detail"]) for r in report["results"])
+    assert all(re.search(r"job job-b (timed out|exited)", r["detail"]) for r in results)
 
 
 def host_checks(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return dict(report["host"]["checks"])
+    return dict(scenario(report)["host"]["checks"])
 
 
 DISPOSABLE_HOSTS = pytest.mark.parametrize("host", ["namespace", "container"])
@@ -146,7 +191,7 @@ DISPOSABLE_HOSTS = pytest.mark.parametrize("host", ["namespace", "container"])
 
 def run_host_control(pytester: pytest.Pytester, runner: str, host: str) -> dict[str, dict[str, Any]]:
     """The host-health scenario against a host-damaging runner: the run must fail; its host checks."""
-    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:{runner}", "--host", host, "-k", "host")
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:{runner}", "--host", host, "-k", "host", *CROSS_JOB)
     assert result.ret == 1, result.stdout.str()[-3000:]
     return host_checks(report)
 
@@ -179,9 +224,9 @@ def real_host_unchanged() -> Iterator[None]:
 
 def test_reference_runner_passes_on_the_container_host(pytester: pytest.Pytester) -> None:
     """The same suite, with systemd as PID 1: services are checked too, and nothing fails."""
-    result, report = run_suite(pytester, "--host", "container")
+    result, report = run_suite(pytester, "--host", "container", *CROSS_JOB)
     assert result.ret == 0, result.stdout.str()[-3000:]
-    assert set(host_checks(report)) == set(CHECKS) and report["host"]["not_checked"] == {}
+    assert set(host_checks(report)) == set(CHECKS) and scenario(report)["host"]["not_checked"] == {}
     assert all(state["ok"] for state in host_checks(report).values())
 
 
@@ -252,9 +297,9 @@ def test_acl_deny_with_the_mode_unchanged_is_named(pytester: pytest.Pytester, ho
 
 def test_live_host_without_a_bus_fails_with_the_alternative(pytester: pytest.Pytester) -> None:
     """This machine has no system bus: --host live says so in one line, names the host that works, leaves nothing."""
-    result, report = run_suite(pytester, "--host", "live")
+    result, report = run_suite(pytester, "--host", "live", *CROSS_JOB)
     assert result.ret == 1 and "passed" not in result.parseoutcomes()
-    assert "use --host namespace" in report["run"]["errors"][0]
+    assert "use --host namespace" in scenario(report)["errors"][0]
     runs = Path(tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}*")
     orphans = [run for run in runs if not Path("/proc", run.name.removeprefix(WORKDIR_PREFIX).split("-")[0]).exists()]
     assert orphans == [], "a run whose host did not boot left its work directory behind"

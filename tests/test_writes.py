@@ -211,8 +211,7 @@ def test_batched_command_never_exceeds_max_command(tmp_path: Path) -> None:
     quads, rest = divmod(goal - total, 4)  # rest is 0 or 2: one more character in the name (it is written twice)
     commands = shell_commands(tmp_path, 11700 + 3 * quads, "x" * (1 + rest // 2))
     assert sum(len(line) for c in commands for line in c.split("\n")) == goal
-    # BUG: WriteAttack._shell_batches sums the lines' lengths but not the "\n" joining them, so a full batch
-    # of n lines is up to n-1 bytes over MAX_COMMAND (here 65537 or 65538). Harmless below Linux's 128 KiB cap.
+    # The newlines joining a batch's lines count too (a full batch once came out 1–2 bytes over).
     assert max(len(c) for c in commands) <= MAX_COMMAND
 
 
