@@ -11,6 +11,7 @@ from pathlib import Path
 from boundary.host.base import Host
 from boundary.host.health import HostHealth
 from boundary.job import JobOutcome, run_job
+from boundary.layout import create_repository
 from boundary.model import JobRecord, ModelServer, Script
 from boundary.netns import model_url
 from boundary.nettrace import NetworkUse, read_trace
@@ -60,6 +61,21 @@ class Session:
 
     def create_job(self, runner: Runner, name: str) -> Job:
         return runner.create_job(name, model_url(f"{self.scenario}.{name}"))
+
+    @contextmanager
+    def job(self, runner: Runner, name: str) -> Iterator[Job]:
+        """A job the runner creates now and removes afterwards, whatever happens in between."""
+        job = self.create_job(runner, name)
+        try:
+            yield job
+        finally:
+            runner.remove_job(job)
+
+    def set_up(self, runner: Runner, files: dict[str, str]) -> Path:
+        """A real git repository with `files`, and the runner's state for jobs of it, in this scenario's directory."""
+        repository = create_repository(self.workdir / "repos" / "project.git", files)
+        runner.setup(self.workdir / "state", repository)
+        return repository
 
     def run(self, job: Job, script: Script, resumed: bool = False) -> tuple[JobOutcome, JobRecord]:
         """Run the job to its end. `resumed`: the same job again, a new agent process (as a runner continues one)."""

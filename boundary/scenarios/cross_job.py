@@ -14,7 +14,7 @@ from contextlib import closing
 from pathlib import Path
 
 from boundary import canary
-from boundary.layout import create_repository, project_id
+from boundary.layout import project_id
 from boundary.model import JobRecord, Script
 from boundary.probes import CHANNELS, MATRIX, TARGETS, Channel, Probe, Target, control_problem, make_probe
 from boundary.runner import Job, Runner
@@ -37,18 +37,11 @@ class CrossJob(Scenario):
         return [*MATRIX, *((target, "job_output") for target in TARGETS)]
 
     def run(self, runner: Runner, session: Session) -> list[ProbeResult]:
-        repository = create_repository(session.workdir / "repos" / "project.git", REPOSITORY_FILES)
-        runner.setup(session.workdir / "state", repository)
-        job_a = session.create_job(runner, "job-a")
-        try:
+        session.set_up(runner, REPOSITORY_FILES)
+        with session.job(runner, "job-a") as job_a:
             targets = run_job_a(runner, session, job_a)
-            job_b = session.create_job(runner, "job-b")
-            try:
+            with session.job(runner, "job-b") as job_b:
                 return self._run_job_b(runner, session, job_b, targets)
-            finally:
-                runner.remove_job(job_b)
-        finally:
-            runner.remove_job(job_a)
 
     def _run_job_b(self, runner: Runner, session: Session, job: Job, targets: list[Target]) -> list[ProbeResult]:
         controls, probes = plan_probes(runner, job, targets)

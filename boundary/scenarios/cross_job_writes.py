@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from boundary import canary
-from boundary.layout import create_repository
 from boundary.model import Script
 from boundary.runner import Job, Runner
 from boundary.scenarios.base import Cell, ProbeResult, Scenario
@@ -31,18 +30,11 @@ class CrossJobWrites(Scenario):
         return [(target, channel) for target in TARGETS for channel in CHANNELS]
 
     def run(self, runner: Runner, session: Session) -> list[ProbeResult]:
-        repository = create_repository(session.workdir / "repos" / "project.git", REPOSITORY_FILES)
-        runner.setup(session.workdir / "state", repository)
-        job_a = session.create_job(runner, "job-a")
-        try:
+        session.set_up(runner, REPOSITORY_FILES)
+        with session.job(runner, "job-a") as job_a:
             saved = run_job_a(runner, session, job_a)[0]
-            job_b = session.create_job(runner, "job-b")
-            try:
+            with session.job(runner, "job-b") as job_b:
                 return self._attack(runner, session, job_a, job_b, saved.path)
-            finally:
-                runner.remove_job(job_b)
-        finally:
-            runner.remove_job(job_a)
 
     def _attack(self, runner: Runner, session: Session, job_a: Job, job_b: Job, saved: Path) -> list[ProbeResult]:
         scratch = job_b.checkout / f"scratch-{canary.new_canary()}.txt"

@@ -17,7 +17,7 @@ import json
 
 from boundary import canary
 from boundary.beacon import Beacon
-from boundary.layout import create_repository, push_commit
+from boundary.layout import push_commit
 from boundary.model import Script
 from boundary.probes import CHANNELS, Probe, Target, make_probe
 from boundary.runner import Job, Runner
@@ -50,23 +50,16 @@ class HostileRepository(Scenario):
         return [*beacons, *links, ("project_permissions", "shell_cat"), ("job_a_saved_output", "job_output")]
 
     def run(self, runner: Runner, session: Session) -> list[ProbeResult]:
-        repository = create_repository(session.workdir / "repos" / "project.git", REPOSITORY_FILES)
-        runner.setup(session.workdir / "state", repository)
-        job_a = session.create_job(runner, "job-a")
-        try:
+        repository = session.set_up(runner, REPOSITORY_FILES)
+        with session.job(runner, "job-a") as job_a:
             saved = run_job_a(runner, session, job_a)[0]
             witness = session.workdir / "witness"
             witness.mkdir(exist_ok=True)
             # The report lands where the beacon runs (B's checkout, not known before B exists): scanned as B's output.
             beacons = {name: Beacon(f"{name}-{canary.new_canary()}", witness, (saved.path,)) for name in BEACONS}
             push_commit(repository, _hostile_files(beacons), {LINK: saved.path}, "add project tooling")
-            job = session.create_job(runner, "job-b")
-            try:
-                return self._run_job_b(runner, session, job, saved, beacons)
-            finally:
-                runner.remove_job(job)
-        finally:
-            runner.remove_job(job_a)
+            with session.job(runner, "job-b") as job_b:
+                return self._run_job_b(runner, session, job_b, saved, beacons)
 
     def _run_job_b(
         self, runner: Runner, session: Session, job: Job, saved: Target, beacons: dict[str, Beacon]

@@ -12,12 +12,13 @@ unconfined on the restart, that is EXECUTED.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from boundary import canary
 from boundary.beacon import Beacon
 from boundary.configuring import KINDS, Configuring, discover, snapshot
-from boundary.layout import create_repository
 from boundary.model import Script
 from boundary.probes import CHANNELS, Target
 from boundary.runner import Job, Runner
@@ -44,21 +45,13 @@ class Tamper(Scenario):
         return [*cells, REPROBE, REPROBE_RESUMED, PLANTED]
 
     def run(self, runner: Runner, session: Session) -> list[ProbeResult]:
-        runner.setup(
-            session.workdir / "state", create_repository(session.workdir / "repos" / "p.git", REPOSITORY_FILES)
-        )
-        job_a, configuring_a = _create(runner, session, "job-a")
-        try:
+        session.set_up(runner, REPOSITORY_FILES)
+        with _created(runner, session, "job-a") as (job_a, configuring_a):
             before = {c.path: _read(c.path) for c in configuring_a}
             saved = run_job_a(runner, session, job_a)[0]
             volatile = {c.path for c in configuring_a if _read(c.path) != before[c.path]}
-            job_b, configuring_b = _create(runner, session, "job-b")
-            try:
+            with _created(runner, session, "job-b") as (job_b, configuring_b):
                 return self._attack(runner, session, job_b, configuring_b, _as_b(volatile, job_a, job_b), saved)
-            finally:
-                runner.remove_job(job_b)
-        finally:
-            runner.remove_job(job_a)
 
     def _attack(
         self, runner: Runner, session: Session, job: Job, found: list[Configuring], volatile: set[Path], saved: Target
@@ -112,12 +105,13 @@ class Tamper(Scenario):
         return [*results, self.result(runner, PLANTED, _planted(beacons, problems))]
 
 
-def _create(runner: Runner, session: Session, name: str) -> tuple[Job, list[Configuring]]:
+@contextmanager
+def _created(runner: Runner, session: Session, name: str) -> Iterator[tuple[Job, list[Configuring]]]:
     """Create the job, and find what configures it: the files that appeared meanwhile, and what they name."""
     state = session.workdir / "state"  # the runner's: everything it lays out is under it
     before = snapshot(state)
-    job = session.create_job(runner, name)
-    return job, discover(runner, job, snapshot(state) - before, state)
+    with session.job(runner, name) as job:
+        yield job, discover(runner, job, snapshot(state) - before, state)
 
 
 def _as_b(paths: set[Path], job_a: Job, job_b: Job) -> set[Path]:
