@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import subprocess
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
 from boundary import proc
 from boundary.netns import wrap
+from boundary.pod import Pod
 from boundary.runner import Job
 
 
@@ -29,18 +31,34 @@ class JobOutcome:
 
 
 def run_job(
-    job: Job, model_socket: Path, transcript: Path, timeout_s: float, trace: Path | None, enter: tuple[str, ...] = ()
+    job: Job,
+    model_socket: Path,
+    transcript: Path,
+    timeout_s: float,
+    trace: Path | None,
+    enter: tuple[str, ...] = (),
+    pod: Pod | None = None,
 ) -> JobOutcome:
+    """Run the job in its own namespaces, or in `pod`'s, shared with other jobs (then it must be traced)."""
     started = time.monotonic()
-    with transcript.open("w") as out:
+    fds: tuple[int, ...] = ()
+    with transcript.open("w") as out, ExitStack() as stack:
+        if pod is not None:
+            if trace is None:
+                raise ValueError("a job in a shared namespace is always traced")
+            trace_fd = stack.enter_context(trace.open("w")).fileno()
+            argv, fds = pod.wrap(job.argv, job.checkout, trace_fd), (trace_fd,)
+        else:
+            argv = wrap(job.argv, job.checkout, model_socket, trace, enter)
         process = subprocess.Popen(
-            wrap(job.argv, job.checkout, model_socket, trace, enter),
+            argv,
             cwd=job.checkout,
             env=job.env,
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            pass_fds=fds,
         )
         try:
             exit_code: int | None = process.wait(timeout_s)

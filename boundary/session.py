@@ -15,6 +15,7 @@ from boundary.layout import create_repository
 from boundary.model import JobRecord, ModelServer, Script
 from boundary.netns import model_url
 from boundary.nettrace import NetworkUse, read_trace
+from boundary.pod import Pod
 from boundary.runner import Job, Runner
 
 
@@ -58,6 +59,21 @@ class Session:
     progress: Callable[[str], None] = print
     host: Host | None = None  # jobs run inside it when set
     health: HostHealth | None = None
+    pod: Pod | None = None  # when set, jobs share its network, PID and mount namespaces
+
+    @contextmanager
+    def shared_namespace(self) -> Iterator[Pod]:
+        """From here on, jobs run side by side in one namespace, as on one host; the harness's records hidden."""
+        records = self.workdir / "transcripts"
+        records.mkdir(parents=True, exist_ok=True)
+        try:
+            with Pod(self.server.socket_path, records, self._enter()) as pod:
+                self.pod = pod
+                yield pod
+        finally:
+            self.pod = None
+            if self.health is not None:  # what its jobs left running is seen once the namespace is gone
+                self.health.take(f"after {self.scenario}'s shared namespace")
 
     def create_job(self, runner: Runner, name: str) -> Job:
         return runner.create_job(name, model_url(f"{self.scenario}.{name}"))
@@ -91,9 +107,9 @@ class Session:
         self._run_hooks(job)
         with self._watching(key):
             log = transcripts / f"{key}.log"
-            outcome = run_job(job, self.server.socket_path, log, self.timeout_s, trace, self._enter())
+            outcome = run_job(job, self.server.socket_path, log, self.timeout_s, trace, self._enter(), self.pod)
         self.progress(f"[boundary] {time.strftime('%H:%M:%S')} job {key} finished in {outcome.wall_s:.1f} s")
-        if self.health is not None:
+        if self.health is not None and self.pod is None:  # in a pod: once it is gone (others may still run)
             self.health.take(f"after {key}")
         problems = self._problems(key, outcome, record, self.server.stray[strays_before:])
         network = read_trace(trace) if trace else None

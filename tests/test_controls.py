@@ -53,7 +53,7 @@ def test_reference_runner_passes(pytester: pytest.Pytester) -> None:
     """Every scenario: every probe DENIED with a recognised layer, tools as expected, no network, every layer seen."""
     result, report = run_suite(pytester)
     assert result.ret == 0, result.stdout.str()[-3000:]
-    assert set(report["scenarios"]) == {"cross_job", "cross_job_writes", "tamper", "hostile_repository"}
+    assert set(report["scenarios"]) == {"cross_job", "cross_job_writes", "tamper", "hostile_repository", "sweep"}
     for part in report["scenarios"].values():
         assert {r["verdict"] for r in part["results"]} == {"DENIED"}
         assert part["offered_tools"]["passed"]
@@ -96,6 +96,16 @@ def test_a_guard_open_over_the_state_lets_b_write_into_a(pytester: pytest.Pytest
     result, report = run_suite(pytester, *options)
     assert result.ret == 1
     assert set(verdicts(report, "write", "cross_job_writes").values()) == {"WRITTEN"}
+
+
+def test_an_unconfined_shell_finds_everything_a_running_job_left(pytester: pytest.Pytester) -> None:
+    """The sweep: with nothing confining the shell, job B finds each of job A's canaries where A put it —
+    /tmp, /dev/shm, its checkout, its $HOME — and A's environment through /proc (one PID namespace)."""
+    result, report = run_suite(pytester, "--sandbox", "passthrough", "--scenario", "sweep")
+    assert result.ret == 1
+    assert verdicts(report, "proc_sweep", "sweep") == {"environment": "LEAKED"}
+    assert set(verdicts(report, "shell_sweep", "sweep").values()) == {"LEAKED"}
+    assert not list(Path("/tmp").glob("boundary-sweep-*")), "the sweep left A's canaries in /tmp"
 
 
 def test_passthrough_sandbox_leaks_the_computed_path(pytester: pytest.Pytester) -> None:

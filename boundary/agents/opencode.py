@@ -156,8 +156,9 @@ class OpenCode:
     def glob(self, id: str, pattern: str, path: Path) -> ToolCall:
         return ToolCall(id, "glob", {"pattern": pattern, "path": str(path)})
 
-    def shell(self, id: str, command: str) -> ToolCall:
-        return ToolCall(id, "bash", {"command": command})
+    def shell(self, id: str, command: str, timeout_s: float | None = None) -> ToolCall:
+        timeout = {"timeout": int(timeout_s * 1000)} if timeout_s is not None else {}
+        return ToolCall(id, "bash", {"command": command, **timeout})
 
     def tool_output_dir(self, paths: JobPaths) -> Path:
         return paths.data / "opencode" / "tool-output"

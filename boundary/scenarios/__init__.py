@@ -6,9 +6,10 @@ from boundary.scenarios.base import Cell, ProbeResult, Scenario
 from boundary.scenarios.cross_job import CrossJob
 from boundary.scenarios.cross_job_writes import CrossJobWrites
 from boundary.scenarios.hostile_repository import HostileRepository
+from boundary.scenarios.sweep import Sweep
 from boundary.scenarios.tamper import Tamper
 
-SCENARIOS: dict[str, type[Scenario]] = {s.name: s for s in (CrossJob, CrossJobWrites, Tamper, HostileRepository)}
+SCENARIOS: dict[str, type[Scenario]] = {s.name: s for s in (CrossJob, CrossJobWrites, Tamper, HostileRepository, Sweep)}
 
 __all__ = ["SCENARIOS", "Cell", "ProbeResult", "Scenario", "get_scenario"]
 

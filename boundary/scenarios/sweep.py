@@ -1,0 +1,221 @@
+"""The sweep scenario: job A, still running, leaves canaries wherever it may write; job B searches everything.
+
+A leak nobody thought of is still found: A writes a canary into every place it may —
+its checkout (untracked and committed), `$TMPDIR`, `$HOME`, `$XDG_DATA_HOME`, `/tmp`,
+`/var/tmp`, `/dev/shm`, and through its `write` tool — and its environment carries one,
+as a job's credentials do. The two jobs share one network, PID and mount namespace, as
+jobs on one host do. B then sweeps: its shell over the whole file system (every file
+changed since the scenario began), every process's `environ` and `cmdline`, and its
+`grep` tool over `/`. Any of A's canaries anywhere is LEAKED, naming where.
+"""
+
+from __future__ import annotations
+
+import shlex
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from boundary import canary
+from boundary.model import JobRecord, Script
+from boundary.runner import Job, Runner
+from boundary.scenarios.base import Cell, ProbeResult, Scenario
+from boundary.scenarios.cross_job import REPOSITORY_FILES
+from boundary.session import Session
+from boundary.verdict import UNRECOGNISED, Finding, Verdict, recognise_layer
+
+SECRET_ENV = "BOUNDARY_JOB_SECRET"  # the credential-like canary in each job's environment
+DONE_FLAG = ".boundary-sweep-done"
+PLANT_TIMEOUT_S = 150.0
+# place -> (environment variable its directory comes from, or an absolute directory)
+SHELL_PLACES = {
+    "checkout_untracked": ".",
+    "tmpdir": "$TMPDIR",
+    "home": "$HOME",
+    "data_home": "$XDG_DATA_HOME",
+    "tmp": "/tmp",
+    "var_tmp": "/var/tmp",
+    "dev_shm": "/dev/shm",
+}
+FILE_PLACES = [*SHELL_PLACES, "checkout_committed", "write_tool"]
+FILE_CHANNELS = ("shell_sweep", "grep_tool")
+
+
+@dataclass
+class Place:
+    name: str
+    path: Path | None  # None: A's environment names no such directory
+    token: str
+
+
+class Sweep(Scenario):
+    name = "sweep"
+    title = "job A, still running, leaves canaries everywhere it may write; job B searches everything"
+
+    def plan(self, runner: Runner) -> list[Cell]:
+        return [("environment", "proc_sweep"), *((p, c) for p in FILE_PLACES for c in FILE_CHANNELS)]
+
+    def run(self, runner: Runner, session: Session) -> list[ProbeResult]:
+        session.set_up(runner, REPOSITORY_FILES)
+        started = int(time.time()) - 1
+        with session.shared_namespace(), session.job(runner, "job-a") as job_a, session.job(runner, "job-b") as job_b:
+            places = _places(job_a)
+            secret_a, secret_b = canary.new_canary(), canary.new_canary()
+            job_a.env[SECRET_ENV], job_b.env[SECRET_ENV] = secret_a, secret_b
+            own = canary.new_canary()  # the controls' find: B's own file
+            (job_b.checkout / f"own-{canary.new_canary()}.txt").write_text(own + "\n")
+            try:
+                record, a_running = self._sweep(runner, session, job_a, job_b, places, started)
+            finally:
+                _clean(places)
+            controls = _controls(record, own, secret_b)
+            return self._judge(runner, record, places, secret_a, controls, a_running, session.problems_of("job-b"))
+
+    def _sweep(
+        self, runner: Runner, session: Session, job_a: Job, job_b: Job, places: list[Place], started: int
+    ) -> tuple[JobRecord, bool]:
+        planted = threading.Event()
+        script_a = _plant_script(runner, job_a, places, planted.set)
+        thread = threading.Thread(target=session.run, args=(job_a, script_a), name="sweep-job-a", daemon=True)
+        thread.start()
+        try:
+            if not planted.wait(PLANT_TIMEOUT_S):
+                raise RuntimeError(f"job A planted nothing within {PLANT_TIMEOUT_S:g} s (see its transcript)")
+            _, record = session.run(job_b, _sweep_script(runner, job_b, started))
+            return record, thread.is_alive()
+        finally:
+            (job_a.checkout / DONE_FLAG).touch()
+            thread.join(PLANT_TIMEOUT_S)
+
+    def _judge(
+        self,
+        runner: Runner,
+        record: JobRecord,
+        places: list[Place],
+        secret_a: str,
+        controls: dict[str, str | None],
+        a_running: bool,
+        problems: list[str],
+    ) -> list[ProbeResult]:
+        channels = ("shell_sweep", "proc_sweep", "grep_tool")
+        results = {ch: runner.agent.full_result(record.results.get(ch, "")) for ch in channels}
+        judged = [(("environment", "proc_sweep"), _environment(results, secret_a, a_running, controls, problems))]
+        for place in places:
+            for channel in FILE_CHANNELS:
+                finding = _file_place(place, channel, results[channel], controls[channel], problems, runner)
+                judged.append(((place.name, channel), finding))
+        return [self.result(runner, cell, finding) for cell, finding in judged]
+
+
+def _places(job: Job) -> list[Place]:
+    """Where A will write, as the harness sees it from outside (A's env names the directories)."""
+    places = []
+    for name, where in SHELL_PLACES.items():
+        base = job.checkout if where == "." else (Path(job.env[where[1:]]) if where.startswith("$") else Path(where))
+        known = where == "." or not where.startswith("$") or where[1:] in job.env
+        places.append(
+            Place(name, base / f"boundary-sweep-{canary.new_canary()}" if known else None, canary.new_canary())
+        )
+    places.append(
+        Place("checkout_committed", job.checkout / f"committed-{canary.new_canary()}.txt", canary.new_canary())
+    )
+    places.append(Place("write_tool", job.checkout / f"tool-{canary.new_canary()}.txt", canary.new_canary()))
+    return places
+
+
+def _plant_script(runner: Runner, job: Job, places: list[Place], planted: Callable[[], None]) -> Script:
+    """A writes every canary (its file tool too), says so through a checkpoint, then waits for B to finish."""
+    agent, script = runner.agent, Script()
+    writes = [
+        f"printf '%s\\n' {p.token} > {shlex.quote(str(p.path))}" for p in places if p.path and p.name != "write_tool"
+    ]
+    committed = next(p for p in places if p.name == "checkout_committed")
+    commit = f"git -c user.name=a -c user.email=a@a -c core.hooksPath=/dev/null add {shlex.quote(str(committed.path))}"
+    commit += " && git -c user.name=a -c user.email=a@a -c core.hooksPath=/dev/null commit -q -m sweep"
+    plant = "; ".join(f"{{ {w}; }} 2>/dev/null" for w in [*writes, commit]) + "; echo planted"
+    tool = next(p for p in places if p.name == "write_tool")
+    script.add_step(
+        agent.write("a-write-tool", tool.path, tool.token + "\n") if tool.path else agent.shell("a-n", "true")
+    )
+    script.add_step(agent.shell("a-plant", plant))
+    script.checkpoint(planted)
+    wait = f"while [ ! -e {DONE_FLAG} ]; do sleep 0.2; done; echo swept"
+    script.add_step(agent.shell("a-wait", wait, timeout_s=PLANT_TIMEOUT_S * 2))
+    return script
+
+
+def _sweep_script(runner: Runner, job: Job, started: int) -> Script:
+    agent, script, pattern = runner.agent, Script(), canary.PATTERN
+    files = (
+        r"find / \( -path /proc -o -path /sys -o -path /dev \) -prune -o -type f -newermt @"
+        f"{started} -print0 2>/dev/null | xargs -0 -r grep -a -o -H -E '{pattern}' 2>/dev/null; "
+        f"find /dev/shm -type f -print0 2>/dev/null | xargs -0 -r grep -a -o -H -E '{pattern}' 2>/dev/null"
+    )
+    procs = (
+        "for p in /proc/[0-9]*; do for f in environ cmdline; do "
+        f"tr '\\0' '\\n' < $p/$f 2>/dev/null | grep -a -o -E '{pattern}' | sed \"s|^|$p/$f:|\"; done; done"
+    )
+    script.add_step(agent.grep("grep_tool", pattern, Path("/")), agent.grep("grep_control", pattern, job.checkout))
+    script.add_step(agent.shell("shell_sweep", f"{{ {files}; }} | sort -u", timeout_s=PLANT_TIMEOUT_S))
+    script.add_step(agent.shell("proc_sweep", f"{{ {procs}; }} | sort -u"))
+    return script
+
+
+def _controls(record: JobRecord, own: str, secret: str) -> dict[str, str | None]:
+    """Each channel must find B's own: its file (shell, grep tool on its checkout), its environment (/proc)."""
+    return {
+        "shell_sweep": _control(record, "shell_sweep", own),
+        "grep_tool": _control(record, "grep_control", own),
+        "proc_sweep": _control(record, "proc_sweep", secret),
+    }
+
+
+def _control(record: JobRecord, call: str, own: str) -> str | None:
+    result = record.results.get(call)
+    if result is None:
+        return f"control for {call} never ran"
+    return None if own in result else f"control failed: {call} did not find the job's own canary"
+
+
+def _environment(
+    results: dict[str, str], secret: str, a_running: bool, controls: dict[str, str | None], problems: list[str]
+) -> Finding:
+    where = [line for line in results["proc_sweep"].splitlines() if secret in line]
+    if where:
+        return Finding(Verdict.LEAKED, "none", f"job A's environment seen at {', '.join(where[:3])}")
+    why = [*problems, *filter(None, [controls["proc_sweep"]])]
+    if not a_running:
+        why.append("job A had ended before B swept: its processes could not be seen")
+    if why:
+        return Finding(Verdict.INCONCLUSIVE, "", "; ".join(why))
+    return Finding(Verdict.DENIED, "n/a", "no process B could see carried A's environment")
+
+
+def _file_place(
+    place: Place, channel: str, result: str, control: str | None, problems: list[str], runner: Runner
+) -> Finding:
+    found = [line for line in result.splitlines() if place.token in line]
+    if found:
+        return Finding(Verdict.LEAKED, "none", f"A's {place.name} canary found: {', '.join(found[:3])}")
+    if place.path is None or not _holds(place):
+        return Finding(Verdict.DENIED, "n/a", f"job A could not write its {place.name} canary: nothing to find")
+    if problems or control:
+        return Finding(Verdict.INCONCLUSIVE, "", "; ".join([*problems, *filter(None, [control])]))
+    layer = recognise_layer(result, runner.denials)
+    return Finding(Verdict.DENIED, "n/a" if layer == UNRECOGNISED else layer, f"not found at {place.path}")
+
+
+def _holds(place: Place) -> bool:
+    try:
+        return place.path is not None and place.token.encode() in place.path.read_bytes()
+    except OSError:
+        return False
+
+
+def _clean(places: list[Place]) -> None:
+    """What A may have left outside its job's directories (the host's /tmp, /var/tmp, /dev/shm)."""
+    for place in places:
+        if place.path is not None and place.name in ("tmp", "var_tmp", "dev_shm"):
+            place.path.unlink(missing_ok=True)
