@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -78,6 +79,60 @@ def test_incident_3_inside_chmod_then_resolved_restart_kills_dns(host):
     assert not host.resolved_running()
     assert host.run(["getent", "hosts", CANARY_NAME]).returncode != 0
     assert "Permission denied" in (host.workdir / "resolved.log").read_text()
+
+
+@pytest.fixture
+def slow_setsid(tmp_path, monkeypatch):
+    """A setsid that execs 0.3 s late: what a loaded machine does between a fork and its exec.
+
+    Until the exec the restarted resolved is a process named `setsid`, not `systemd-resolve`.
+    """
+    bin_dir = tmp_path / "slow-bin"
+    bin_dir.mkdir()
+    (bin_dir / "setsid").write_text(f'#!/bin/sh\nsleep 0.3\nexec {shutil.which("setsid")} "$@"\n')
+    (bin_dir / "setsid").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+
+
+def stub_serves(host: NamespaceHost) -> bool:
+    """The canary resolves through the stub (resolv.conf names only 127.0.0.53) and both stub ports listen."""
+    answered = host.run(["getent", "hosts", CANARY_NAME]).returncode == 0
+    listening = host.run(["ss", "-Hlntu", "src", "127.0.0.53", "sport", "53"]).stdout
+    return answered and "tcp" in listening and "udp" in listening
+
+
+def test_restart_returns_once_the_new_resolved_serves_its_stub_even_when_its_exec_is_slow(slow_setsid, tmp_path):
+    with NamespaceHost(tmp_path / "host").start() as host:
+        host.restart_resolved()
+        assert stub_serves(host), (host.workdir / "resolved.log").read_text()[-500:]
+
+
+def test_restart_right_after_boot_serves_the_stub_every_time(host):
+    for attempt in range(10):
+        host.restart_resolved()
+        assert stub_serves(host), f"restart {attempt}: " + (host.workdir / "resolved.log").read_text()[-500:]
+    assert "already listening" not in (host.workdir / "resolved.log").read_text()
+    assert host.run(["ls", "-A", "/run/nshost"]).stdout == "", "the notify socket must not stay under /run"
+
+
+def test_restart_kills_a_resolved_that_ignores_sigterm_before_starting_the_next(host):
+    old = host.run(["pgrep", "-x", "systemd-resolve"]).stdout.split()
+    assert host.run(["kill", "-STOP", *old]).returncode == 0  # SIGTERM now waits; only SIGKILL ends it
+    host.restart_resolved()
+    assert stub_serves(host)
+    assert old[0] not in host.run(["pgrep", "-x", "systemd-resolve"]).stdout.split()
+    assert "already listening" not in (host.workdir / "resolved.log").read_text()
+
+
+def test_restart_names_a_resolved_that_neither_gets_ready_nor_exits(host, tmp_path):
+    binary = tmp_path / "stuck" / "lib" / "systemd" / "systemd-resolved"
+    binary.parent.mkdir(parents=True)
+    binary.write_text("#!/bin/sh\necho 'stuck before READY=1'\nsleep 60\n")
+    binary.chmod(0o755)
+    host._resolved_root, host.restart_timeout_s = tmp_path / "stuck", 0.5
+    expected = r"(?s)expected the restarted systemd-resolved .* READY=1 or exit within 0.5 s.*stuck before READY.*Fix"
+    with pytest.raises(HostError, match=expected):
+        host.restart_resolved()
 
 
 def test_stop_leaves_no_process(tmp_path):

@@ -23,7 +23,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 
@@ -378,14 +378,20 @@ class NamespaceHost:
             raise HostError(f"expected the PID of the restarted systemd-resolved; saw {said!r}. Fix: {self._fix}")
         return int(said)
 
-    def _notify_socket(self) -> socket.socket:
-        """The sd_notify socket resolved reports READY=1 on, bound in the host's private /run from outside."""
+    @contextlib.contextmanager
+    def _notify_socket(self) -> Iterator[socket.socket]:
+        """The sd_notify socket resolved says READY=1 on, bound in the host's private /run from outside.
+
+        Removed afterwards: a socket left under /run would be a finding of the run_sockets check.
+        """
         path = Path(f"/proc/{self.pid}/root{NOTIFY_SOCKET}")
-        path.unlink(missing_ok=True)
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
-        sock.bind(str(path))
-        os.chown(path, *_user_ids((self.workdir / "passwd").read_text(), "systemd-resolve"))  # it has dropped root
-        return sock
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as sock:
+            sock.bind(str(path))
+            try:
+                os.chown(path, *_user_ids((self.workdir / "passwd").read_text(), "systemd-resolve"))  # dropped root
+                yield sock
+            finally:
+                path.unlink()
 
     def _await_ready(self, notify: socket.socket, pid: int) -> None:
         deadline = time.monotonic() + self.restart_timeout_s
