@@ -23,7 +23,7 @@ from boundary.scenarios import SCENARIOS, Scenario, get_scenario
 from boundary.scenarios.runs import ScenarioRuns
 from boundary.versions import collect_versions
 
-WORKDIR_PREFIX = "boundary-run-"  # short: job paths under it hold Unix sockets (107 bytes at most)
+WORKDIR_PREFIX = "bnd-run-"  # short: a runner's paths under it may hold Unix sockets (107 bytes at most)
 RUN_KEY = pytest.StashKey[RunRecord]()
 RUNNER_KEY = pytest.StashKey[Callable[[], Runner]]()
 SCENARIOS_KEY = pytest.StashKey[list[Scenario]]()

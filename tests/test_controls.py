@@ -149,7 +149,7 @@ def test_opencode_mcp_tools_fail_the_offered_tools_check(pytester: pytest.Pytest
 
 def test_phoning_home_fails_the_network_check(pytester: pytest.Pytester) -> None:
     """A runner that lets opencode fetch its model catalog: the job tries DNS beyond loopback."""
-    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:PhonesHome", "-k", "network", *CROSS_JOB)
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:PhonesHome", "-k", "reach_only_the_model", *CROSS_JOB)
     assert result.ret == 1
     assert not all(job["network"]["clean"] for job in scenario(report)["jobs"])
     result.stdout.fnmatch_lines(["*FAILED*test_jobs_reach_only_the_model*"])

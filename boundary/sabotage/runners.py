@@ -31,7 +31,7 @@ class SharedDataDir(ReferenceRunner):
 
     def job_paths(self, name: str) -> JobPaths:
         paths = super().job_paths(name)
-        return JobPaths(name, paths.checkout, paths.checkout.parent / "shared.data")
+        return JobPaths(name, paths.checkout, paths.checkout.parent / "shared.data", paths.private, paths.scratch)
 
 
 class AllowAllDirectories(ReferenceRunner):
@@ -146,8 +146,8 @@ class ConfigInReach(ReferenceRunner):
     name = "config-in-reach"
 
     def job_paths(self, name: str) -> JobPaths:
-        paths = super().job_paths(name)
-        return JobPaths(name, paths.checkout, paths.data)  # no private directory: the runner's files go in data
+        paths = super().job_paths(name)  # no private directory: the runner's files go in data
+        return JobPaths(name, paths.checkout, paths.data, scratch=paths.scratch)
 
     def plugins(self, paths: JobPaths) -> list[Any]:
         options = {"roots": [str(paths.checkout), str(paths.data)], "forbiddenTools": list(self.removed_tools())}
