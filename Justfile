@@ -2,13 +2,14 @@
 
 set positional-arguments
 
-python := env_var_or_default("PYTHON", "python3")
+# The project's virtual environment, made by scripts/setup.sh (PYTHON picks the interpreter it is made from).
+python := env_var_or_default("BOUNDARY_VENV", ".venv") / "bin/python"
 
 # List the recipes.
 default:
     @just --list
 
-# Set up (apt packages, Python package, pinned npm tools), then run every scenario against the runner, two at a time.
+# Set up (apt packages, .venv with the Python package and Node.js, pinned npm tools), then run every scenario against the runner, two at a time.
 runner-sandbox *args: (setup-for args)
     {{python}} -m pytest scenarios -n 2 --boundary-report reports/runner-sandbox.json \
         --boundary-html reports/runner-sandbox.html --boundary-markdown reports/runner-sandbox.md "$@"
@@ -22,16 +23,17 @@ test *args:
 doctor *args: (setup-for args)
     {{python}} -m boundary.cli doctor "$@"
 
-# Run the live suite N times (default 3) serially, then in parallel: wall time side by side, where it goes.
+# Run the live suite N times (default 3) serially, then in parallel: wall time side by side, where it goes (`--load`: every core busy).
 bench runs="3" *args: (setup-for args)
     {{python}} -m boundary.bench "$@"
 
-# Run the live suite N times (default 20); fails on the first run that does not pass (false alarms).
+# Run the live suite N times (default 20); fails on the first that does not pass (a false alarm), keeping its evidence; `--load`: every core busy.
 soak runs="20" *args: (setup-for args)
     {{python}} -m boundary.bench --serial-only "$@"
 
 # Lint and type-check.
 check:
+    @bash scripts/setup.sh --python
     {{python}} -m ruff check boundary tests scenarios
     {{python}} -m ruff format --check boundary tests scenarios
     {{python}} -m mypy

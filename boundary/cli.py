@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -34,12 +35,14 @@ def _tools_image(_: argparse.Namespace) -> int:
 
 
 def _tools_versions(_: argparse.Namespace) -> int:
-    for package in ("opencode-ai", "@anthropic-ai/sandbox-runtime"):
-        print(f"{package} {tools.TOOLS.version(package)}")
+    for name in tools.PACKAGES:
+        print(f"{name} {tools.version(name)}")
+    print(f"node {tools.node()}")
     return 0
 
 
 def _doctor(args: argparse.Namespace) -> int:
+    os.environ[tools.SOURCE_ENV] = args.tools
     checks = doctor.run_checks(args.sandbox, args.host)
     if args.json:
         print(json.dumps([vars(check) for check in checks], indent=2))
@@ -75,6 +78,12 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--sandbox", default="srt", help="the sandbox the live suite will use (default: srt)")
     check.add_argument("--host", default="namespace", choices=HOST_MODES, help="where jobs will run")
     check.add_argument("--json", action="store_true", help="machine-readable output")
+    check.add_argument(
+        "--tools",
+        default=os.environ.get(tools.SOURCE_ENV, "npm"),
+        choices=tools.SOURCES,
+        help="where the agent, sandbox and node come from: npm lockfiles (default) or PATH",
+    )
     check.set_defaults(func=_doctor)
     report = commands.add_parser("report", help="render a JSON report; exit 1 if the run failed")
     report.add_argument("path")

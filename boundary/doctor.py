@@ -8,7 +8,6 @@ failure names the cause it recognised and one exact fix; never a silent skip.
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import shutil
 import signal
@@ -18,14 +17,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from boundary import tools
+from boundary import node as nodejs
+from boundary import proc, tools
 from boundary.host import make_host
 from boundary.host.base import HostError
 from boundary.sandboxes import SANDBOXES
 
 SYSCTL_ROOT = Path("/proc/sys")  # tests point this at fake files
 TIMEOUT_S = 10.0
-MIN_NODE = 20
 
 # command -> (Debian package, what needs it)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -36,8 +35,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ip": ("iproute2", "job loopback"),
     "strace": ("strace", "the network trace"),
     "git": ("git", "repositories"),
-    "node": ("nodejs", "the agents"),
-    "npm": ("npm", "installing the pinned tools"),
     "nsenter": ("util-linux", "running jobs inside the namespace host"),
     "dbus-daemon": ("dbus", "the namespace host's system bus"),
     "dnsmasq": ("dnsmasq-base", "the namespace host's upstream DNS"),
@@ -177,18 +174,57 @@ def check_commands(sandbox: str = "srt") -> Check:
 
 
 def check_node() -> Check:
-    ran = run(["node", "--version"])
-    if ran.code is None:
-        return Check("node version", False, f"node did not run: {first_line(ran.stderr)}", "apt-get install nodejs")
-    version = ran.stdout.strip()
-    match = re.match(r"v?(\d+)\.", version)
-    if match and int(match[1]) >= MIN_NODE:
-        return Check("node version", True, version)
-    # Debian 12 ships Node 18, so apt alone is not the fix.
-    fix = f"install Node.js >= {MIN_NODE}: curl -fsSL https://deb.nodesource.com/setup_{MIN_NODE}.x | bash - "
-    fix += "&& apt-get install nodejs"
-    seen = version or first_line(ran.stderr)
-    return Check("node version", False, f"node {seen} is not >= {MIN_NODE}", fix)
+    """The Node that will run the tools meets every `engines.node` they declare (srt: >= 22.12.0)."""
+    try:
+        node = tools.node()
+        found = nodejs.version(node)
+        needs = node_requirements()
+    except (tools.ToolsError, nodejs.NodeError, proc.ProcTimeout, OSError) as error:
+        return Check("node engines", False, f"cannot tell which Node runs the tools: {error}", node_fix())
+    unmet = [f"{who} needs {spec}" for who, spec in needs.items() if spec and not _meets(found, spec)]
+    if unmet:
+        return Check("node engines", False, f"node {found} ({node}) is too old: " + "; ".join(unmet), node_fix())
+    pinned = [f"{who} {spec or '(declares none)'}" for who, spec in needs.items() if _is_pinned(who)]
+    others = sum(1 for who, spec in needs.items() if spec and not _is_pinned(who))
+    return Check(
+        "node engines",
+        True,
+        f"node {found} ({node}) meets " + ", ".join(pinned) + f", and {others} dependencies' ranges",
+    )
+
+
+def node_requirements() -> dict[str, str]:
+    """`package version` → its `engines.node` ('' if none): each pinned tool, then each locked dependency."""
+    if tools.source() == "npm":
+        pins = {name: pin for project in tools.PROJECTS for name, pin in project.pins().items()}
+        locked = {name: spec for project in tools.PROJECTS for name, spec in project.engines().items()}
+        return {f"{name} {pin}": locked.get(name, "") for name, pin in pins.items()} | {
+            name: spec for name, spec in locked.items() if name not in pins
+        }
+    found = [tools.manifest_beside(tools.executable(name)) or {"name": name} for name in tools.PACKAGES]
+    return {f"{m['name']} {m.get('version', '?')}": _declared_node(m) for m in found}
+
+
+def _declared_node(manifest: dict[str, object]) -> str:
+    engines = manifest.get("engines")
+    return str(engines.get("node", "")) if isinstance(engines, dict) else ""
+
+
+def _is_pinned(who: str) -> bool:
+    return " " in who  # pinned tools are named with their version
+
+
+def _meets(found: str, spec: str) -> bool:
+    try:
+        return nodejs.satisfies(found, spec)
+    except ValueError:  # a range this harness cannot read is not a pass
+        return False
+
+
+def node_fix() -> str:
+    if tools.source() == "path":
+        return "put a Node.js that meets these ranges first on PATH (the dev shell's `nix develop` does)"
+    return f"pin a {nodejs.WHEEL} version that meets these ranges in pyproject.toml, then `just setup`"
 
 
 def check_bwrap() -> Check:
@@ -205,8 +241,23 @@ def check_unshare() -> Check:
     return _try_namespaces("job namespaces", unshare_argv())
 
 
+def check_tools() -> Check:
+    return check_npm_tools() if tools.source() == "npm" else check_path_tools()
+
+
+def check_path_tools() -> Check:
+    """`--tools path`: the agent, the sandbox and node each on PATH (the Nix dev shell puts them there)."""
+    wanted = [*tools.PACKAGES, "node"]
+    found = {name: shutil.which(name) for name in wanted}
+    missing = [name for name, path in found.items() if path is None]
+    if missing:
+        detail = "--tools path: not on PATH: " + ", ".join(missing)
+        return Check("tools from PATH", False, detail, "enter the dev shell (`nix develop`), or use --tools npm")
+    return Check("tools from PATH", True, ", ".join(f"{name} {path}" for name, path in found.items()))
+
+
 def check_npm_tools() -> Check:
-    projects = (tools.TOOLS, tools.OPENCODE_CONFIG)
+    projects = tools.PROJECTS
     missing = [p for p in projects if not p.installed()]
     if not missing:
         return Check("pinned npm tools", True, "installed for the current lockfiles under " + str(tools.cache_root()))
@@ -233,10 +284,10 @@ def run_checks(sandbox: str = "srt", host: str | None = "namespace") -> list[Che
     """Every check, in order; the host is tried last, and only when everything it needs is there (None: skip)."""
     if sandbox not in SANDBOXES:
         raise ValueError(f"unknown sandbox {sandbox!r}; expected one of: {', '.join(SANDBOXES)}")
-    checks = [check_commands(sandbox), check_node()]
+    checks = [check_commands(sandbox), check_tools(), check_node()]
     if sandbox == "srt":
         checks.append(check_bwrap())
-    checks += [check_unshare(), check_npm_tools()]
+    checks.append(check_unshare())
     return checks if host is None or not all(check.ok for check in checks) else [*checks, check_host(host)]
 
 

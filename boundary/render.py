@@ -170,7 +170,10 @@ def _stack(report: dict[str, Any]) -> tuple[str, str, list[str]]:
     return (
         str(run.get("runner", "?")),
         pair,
-        [f"{name} {_version(report, name)}" for name in ("bwrap", "node", "kernel")],
+        [
+            *(f"{name} {_version(report, name)}" for name in ("bwrap", "node", "kernel")),
+            f"tools {_version(report, 'tools')}",
+        ],
     )
 
 

@@ -67,6 +67,7 @@ class RunRecord:
     started: float = field(default_factory=time.time)
     scenarios: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> ScenarioRecord.as_dict()
     errors: list[str] = field(default_factory=list)  # what stopped the whole run (e.g. the preflight)
+    preflight_passed: bool = False  # this process's (or its xdist controller's) preflight; not reported
 
     def add(self, scenario: ScenarioRecord) -> None:
         self.scenarios[scenario.name] = scenario.as_dict()

@@ -90,11 +90,12 @@ class Srt:
     def wrapper(self, policy: ShellPolicy, workdir: Path) -> str:
         settings = workdir / "srt-settings.json"
         settings.write_text(json.dumps(self.settings(policy), indent=2))
-        srt = shlex.quote(str(tools.TOOLS.bin("srt")))
+        # The Node the doctor checked against srt's `engines`, not whichever `node` PATH finds first.
+        srt = shlex.join([str(tools.node()), str(tools.executable("srt"))])
         return _wrapper(f'exec {srt} --settings {shlex.quote(str(settings))} -c "$2"')
 
     def version(self) -> str:
-        return tools.TOOLS.version("@anthropic-ai/sandbox-runtime")
+        return tools.version("srt")
 
     def tmpdir_problem(self, tmpdir: Path) -> str | None:
         """srt bridges its proxies through Unix sockets named $TMPDIR/claude-socks-<16 hex>.sock; a path over

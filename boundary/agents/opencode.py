@@ -73,10 +73,10 @@ class OpenCode:
     serial_tools: ClassVar[frozenset[str]] = frozenset({"bash"})
 
     def version(self) -> str:
-        return tools.TOOLS.version("opencode-ai")
+        return tools.version("opencode")
 
     def argv(self) -> list[str]:
-        return [str(tools.TOOLS.bin("opencode")), "run", "--model", "scripted/m", "go"]
+        return [str(tools.executable("opencode")), "run", "--model", "scripted/m", "go"]
 
     def env(self, paths: JobPaths, account_db: Path, shell: Path) -> dict[str, str]:
         keep = {k: os.environ[k] for k in ("PATH", "LANG", "TERM") if k in os.environ}
