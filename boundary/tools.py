@@ -80,7 +80,7 @@ class NpmProject:
         # a registry mirror may lack; `npm install` keeps every locked version.
         _npm(["install", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], staging)
         for package in self.postinstall:
-            _run([str(nodejs.wheel_node()), "postinstall.mjs"], staging / "node_modules" / package)
+            _run([str(node()), "postinstall.mjs"], staging / "node_modules" / package)
         self._check_pins(staging)
         (staging / DONE_MARKER).write_text(self.lock_hash)
         shutil.rmtree(self.prefix, ignore_errors=True)
@@ -178,12 +178,16 @@ def version(name: str) -> str:
 
 
 def _npm(args: list[str], cwd: Path) -> None:
-    _run([str(nodejs.wheel_node()), str(nodejs.wheel_npm_cli()), *args], cwd)
+    if source() == "path":  # the dev shell's npm: a wheel's binary may not run there (NixOS has no /lib64 loader)
+        _run([str(nodejs.path_node().with_name("npm")), *args], cwd)
+    else:
+        _run([str(nodejs.wheel_node()), str(nodejs.wheel_npm_cli()), *args], cwd)
 
 
 def _run(command: list[str], cwd: Path) -> None:
-    # npm and install scripts find `node` on PATH: the pinned one, first.
-    env = {**os.environ, "PATH": f"{nodejs.wheel_bin_dir()}{os.pathsep}{os.environ.get('PATH', '')}"}
+    # npm and install scripts find `node` on PATH: the one that runs the tools, first.
+    bin_dir = Path(command[0]).parent
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
     result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env)
     if result.returncode != 0:
         raise ToolsError(f"`{' '.join(command)}` in {cwd} failed (exit {result.returncode}):\n{result.stderr[-2000:]}")

@@ -19,6 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 WORKFLOWS = ROOT / ".github" / "workflows"
 RUNNER_SANDBOX = WORKFLOWS / "runner-sandbox.yml"
 HARNESS = WORKFLOWS / "harness.yml"
+NIX_TOOLS = WORKFLOWS / "nix-tools.yml"
+UPDATE_FLAKE_LOCK = WORKFLOWS / "update-flake-lock.yml"
 SYSCTL = "kernel.apparmor_restrict_unprivileged_userns=0"
 REPORT_NAME = r"(?:\$\{\{[^}]*\}\}|[\w.-])+"  # e.g. ${{ matrix.agent }}-${{ matrix.sandbox }}
 
@@ -61,7 +63,7 @@ def _step_index(steps: list[dict[str, Any]], needle: str) -> int:
 
 
 def test_workflows_match_the_github_schema():
-    result = _validate(RUNNER_SANDBOX, HARNESS)
+    result = _validate(RUNNER_SANDBOX, HARNESS, NIX_TOOLS, UPDATE_FLAKE_LOCK)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -78,9 +80,23 @@ def test_runner_sandbox_triggers():
     assert {"schedule", "workflow_dispatch", "pull_request"} <= set(triggers)
     assert triggers["schedule"] and all("cron" in entry for entry in triggers["schedule"])
     paths = set(triggers["pull_request"]["paths"])
-    wanted = {"flake.lock", "boundary/npm/**", "boundary/**", "scenarios/**", "pyproject.toml", "Justfile"}
+    wanted = {"boundary/npm/**", "boundary/**", "scenarios/**", "pyproject.toml", "Justfile"}
     wanted |= {"scripts/**", ".github/workflows/runner-sandbox.yml"}
     assert wanted <= paths, f"missing from the paths filter: {sorted(wanted - paths)}"
+
+
+def test_a_flake_lock_change_runs_the_suite_on_the_dev_shells_tools():
+    """The Nix loop: the scheduled lock update opens a pull request, which runs the suite with --tools path."""
+    nix = _load(NIX_TOOLS)
+    assert {"flake.lock", "flake.nix"} <= set(nix["on"]["pull_request"]["paths"])
+    steps = nix["jobs"]["suite"]["steps"]
+    suite = steps[_step_index(steps, "just runner-sandbox")]["run"]
+    assert suite.startswith("nix develop -c ") and "--tools path" in suite
+    assert _step_index(steps, SYSCTL) < _step_index(steps, "just runner-sandbox")
+    update = _load(UPDATE_FLAKE_LOCK)
+    assert update["on"]["schedule"] and "workflow_dispatch" in update["on"]
+    actions = [str(step.get("uses", "")) for step in update["jobs"]["lockfile"]["steps"]]
+    assert any(action.startswith("DeterminateSystems/update-flake-lock@") for action in actions)
 
 
 def test_gate_needs_every_matrix_cell():
