@@ -53,9 +53,8 @@ def ensure_image(suite: str, build_dir: Path) -> str:
     done = host_command(argv, timeout=BUILD_TIMEOUT_S, what=f"debootstrap {suite}", fix="check the Debian mirror")
     assert done.returncode == 0, (done.stdout + done.stderr)[-2000:]
     (rootfs / "etc/ssl/certs/ca-certificates.crt").write_bytes(CA_BUNDLE.read_bytes())
-    tar = subprocess.Popen(["tar", "-C", str(rootfs), "-c", "."], stdout=subprocess.PIPE)
-    imported = subprocess.run(["docker", "import", "-", tag], stdin=tar.stdout, capture_output=True, text=True)
-    tar.wait()
+    with subprocess.Popen(["tar", "-C", str(rootfs), "-c", "."], stdout=subprocess.PIPE) as tar:
+        imported = subprocess.run(["docker", "import", "-", tag], stdin=tar.stdout, capture_output=True, text=True)
     subprocess.run(["rm", "-rf", str(rootfs)], check=True)
     assert imported.returncode == 0 and tar.returncode == 0, imported.stderr
     return tag
@@ -75,11 +74,16 @@ def quick_start_script(prerequisites: list[str], main: str, test: str) -> str:
 
 
 def run_in_fresh_root(tag: str, repository: Path, script: str, timeout_s: float) -> subprocess.CompletedProcess[str]:
-    """The script as root in a container of the clean root: privileged (the suite makes namespaces), on the
-    host's network (docker here has no bridge), /var/lib/docker on a volume so a Docker engine runs inside."""
+    """The script as root in a container of the clean root, on the host's network (docker here has no bridge),
+    with what a root shell on a machine has: every capability (but CAP_SYS_RESOURCE, which some VMs withhold,
+    so --privileged fails there), no seccomp or AppArmor filter, cgroups, and /var/lib/docker on a volume so
+    the Docker engine the test command starts inside can use overlay2."""
     env = [f"--env={name}={CA_BUNDLE}" for name in CA_ENV]
     argv = [
-        "docker", "run", "--rm", "--privileged", "--network=host", "--cgroupns=host",
+        "docker", "run", "--rm", "--network=host", "--cgroupns=host",
+        "--cap-add=ALL", "--cap-drop=SYS_RESOURCE", "--security-opt=seccomp=unconfined",
+        "--security-opt=apparmor=unconfined", "--security-opt=systempaths=unconfined",
+        "--volume=/sys/fs/cgroup:/sys/fs/cgroup:rw",
         f"--volume={repository}:/src:ro", "--volume=/var/lib/docker", "--tmpfs=/tmp:exec", *env,
         tag, "bash", "-c", script,
     ]  # fmt: skip
