@@ -3,7 +3,9 @@
 Unlike the namespace host, systemd is PID 1 here: services restart (or don't) as they would on a
 real machine, and a short `WatchdogSec` makes systemd-resolved die by itself once it can no longer
 reach systemd (incident 3). Jobs and probes enter the container's namespaces with nsenter, so they
-keep the harness's environment; everything they need is bind-mounted at the same path as here.
+keep the harness's environment; everything they need is bind-mounted at the same path as here — only
+that (the interpreter, its standard library and site-packages, node, the harness, the pinned tools),
+never a whole prefix: a distribution Python's is /usr, and mounting it hid the image's own system.
 """
 
 from __future__ import annotations
@@ -11,16 +13,15 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import boundary
-from boundary import proc, tools
+from boundary import proc
 from boundary.host.base import CANARY_NAME, RESTART_SETTLE_S, HostError, host_command
 from boundary.host.image import ensure_image
+from boundary.host.mounts import shared_paths
 
 LABEL = "boundary.host"
 BOOT_TIMEOUT_S = 30.0
@@ -51,24 +52,6 @@ def docker_problem() -> str:
     return ""
 
 
-def shared_paths(session_dir: Path) -> dict[Path, str]:
-    """What the container sees at the same path as here: the agent stack (ro) and the run's files (rw)."""
-    node = shutil.which("node")
-    read_only = [
-        Path(sys.base_prefix),
-        Path(sys.prefix),
-        Path(boundary.__file__).resolve().parents[1],  # the harness itself
-        tools.cache_root(),  # the pinned npm tools
-        *([Path(node)] if node else []),
-    ]
-    wanted = {path.resolve(): "ro" for path in read_only} | {session_dir.resolve(): "rw"}
-    kept: dict[Path, str] = {}
-    for path in sorted(wanted):  # a parent before its children: a child it already covers alike is left out
-        if not any(path.is_relative_to(parent) and mode == wanted[path] for parent, mode in kept.items()):
-            kept[path] = wanted[path]
-    return kept
-
-
 class ContainerHost:
     """`ContainerHost(workdir, session_dir).start()`; jobs run inside with `enter()`."""
 
@@ -87,10 +70,11 @@ class ContainerHost:
         problem = docker_problem()
         if problem:
             raise HostError(f"--host container: {problem}")
+        mounts = shared_paths(self.session_dir)  # a refused mount fails before a minute of image build
         tag = ensure_image(self.progress)
         self.workdir.mkdir(parents=True, exist_ok=True)
         began = time.monotonic()
-        self._container = self._define(tag).start()
+        self._container = self._define(tag, mounts).start()
         try:
             self.pid = self._inspect_pid()
             self._wait_ready()
@@ -100,7 +84,7 @@ class ContainerHost:
         self.boot_s = time.monotonic() - began
         return self
 
-    def _define(self, tag: str) -> Any:
+    def _define(self, tag: str, mounts: dict[Path, str]) -> Any:
         from testcontainers.core.config import testcontainers_config
         from testcontainers.core.container import DockerContainer
 
@@ -108,7 +92,7 @@ class ContainerHost:
         labels = {LABEL: "1", "boundary.pid": str(os.getpid())}
         container = DockerContainer(tag).with_kwargs(**RUN_KWARGS, labels=labels)
         container.with_volume_mapping("/sys/fs/cgroup", "/sys/fs/cgroup", "rw")
-        for path, mode in shared_paths(self.session_dir).items():
+        for path, mode in mounts.items():
             container.with_volume_mapping(str(path), str(path), mode)
         return container.with_tmpfs_mount("/run").with_tmpfs_mount("/run/lock")
 

@@ -44,7 +44,7 @@ PACKAGES = (
     "strace",
     "ripgrep",
     "git",
-    # shared libraries the bind-mounted Python and node load
+    # shared libraries the bind-mounted Python and node load (libz, libexpat and libstdc++ come with the above)
     "libssl3",
     "libffi8",
     "libsqlite3-0",
