@@ -29,6 +29,7 @@ RUNNER_KEY = pytest.StashKey[Callable[[], Runner]]()
 SCENARIOS_KEY = pytest.StashKey[list[Scenario]]()
 DEFAULT_RUNNER = "boundary.runner:ReferenceRunner"
 PREFLIGHT_PASSED = "boundary_preflight_passed"
+LOADGROUP = "boundary_loadgroup"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -122,15 +123,22 @@ def pytest_configure(config: pytest.Config) -> None:
     names = config.getoption("--scenario") or list(SCENARIOS)
     config.stash[SCENARIOS_KEY] = [get_scenario(name) for name in dict.fromkeys(names)]
     record = RunRecord(runner.name, runner.agent.name, runner.sandbox.name, planned=list(names))
-    record.preflight_passed = bool(getattr(config, "workerinput", {}).get(PREFLIGHT_PASSED))
+    workerinput = getattr(config, "workerinput", {})
+    record.preflight_passed = bool(workerinput.get(PREFLIGHT_PASSED))
+    if workerinput.get(LOADGROUP):
+        # xdist derives a worker's grouping from --dist before plugins configure, so the worker never sees the
+        # controller's loadgroup: without this its nodeids lack "@scenario", the scheduler splits a scenario over
+        # workers, and each runs it (two sweeps at once then find each other's records).
+        config.option.loadgroup = True
     config.stash[RUN_KEY] = record
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
-    """xdist: the controller's preflight passed before it started workers; they need not repeat it."""
+    """xdist: tell each worker the controller's preflight passed (no need to repeat it) and that it groups."""
     record = node.config.stash.get(RUN_KEY, None)
     node.workerinput[PREFLIGHT_PASSED] = bool(record and record.preflight_passed)
+    node.workerinput[LOADGROUP] = node.config.getoption("dist", "no") == "loadgroup"
 
 
 def require(ok: object, message: str) -> None:

@@ -74,6 +74,12 @@ class RunRecord:
 
     def merge(self, part: dict[str, Any]) -> None:
         """Fold in what a pytest-xdist worker reported (its `as_dict()`)."""
+        twice = sorted(set(self.scenarios) & set(part.get("scenarios") or {}))
+        if twice:  # each ran it, at the same time: their jobs saw each other's files, so neither run proves anything
+            self.errors.append(
+                f"scenario {', '.join(twice)} ran in two xdist workers at once (expected one worker per scenario: "
+                "--dist loadgroup). Fix: use a pytest that xdist can group with (pytest<9.2, pytest-xdist#1386)"
+            )
         self.scenarios.update(part.get("scenarios") or {})
         self.versions = self.versions or dict(part.get("run", {}).get("versions") or {})
         self.errors += [e for e in part.get("run", {}).get("errors") or [] if e not in self.errors]
