@@ -3,34 +3,64 @@
 Wall time (min / median / max) for each mode side by side, the agents' own time
 (the jobs' wall time), the harness's overhead as a share of wall time, and the
 scripted model's latency per request (p50 / p99), all read from the runs' JSON
-reports. `just soak` runs the same loop and stops at the first run that fails.
+reports. `just soak` runs the same loop and stops at the first run that fails,
+keeping that run's report, output and work directory. `--load` runs it all with
+every core kept busy (boundary.load), as on a shared CI runner.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
+from boundary.load import cpu_load
+from boundary.plugin import WORKDIR_PREFIX
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS = ROOT / "scenarios"
+REPORTS = ROOT / "reports"  # a failed run's evidence lands here (git-ignored)
 
 
-def run_once(report: Path, extra: list[str]) -> tuple[float, dict[str, Any]]:
+def run_once(report: Path, extra: list[str], keep: bool = False) -> tuple[float, dict[str, Any]]:
+    """One run of the live suite; `keep`: keep its work directory if it fails (serial runs: one known pid)."""
     command = [sys.executable, "-m", "pytest", str(SCENARIOS), "-q", "-p", "no:cacheprovider"]
+    command += ["--boundary-report", str(report), *extra, *(["--boundary-keep"] if keep else [])]
     started = time.monotonic()
-    result = subprocess.run([*command, "--boundary-report", str(report), *extra], capture_output=True, text=True)
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as process:
+        output, _ = process.communicate()
     wall = time.monotonic() - started
-    if result.returncode != 0 or not report.exists():
+    workdirs = sorted(Path(tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}{process.pid}-*")) if keep else []
+    if process.returncode != 0 or not report.exists():
+        kept = keep_evidence(report, output, workdirs)
         raise SystemExit(
-            f"bench: the live suite failed (exit {result.returncode}); fix it first:\n{result.stdout[-2000:]}"
+            f"bench: the live suite failed (exit {process.returncode}) after {wall:.1f} s; kept: {kept}\n"
+            f"{output[-2000:]}"
         )
+    for workdir in workdirs:
+        shutil.rmtree(workdir, ignore_errors=True)
     return wall, json.loads(report.read_text())
+
+
+def keep_evidence(report: Path, output: str, workdirs: list[Path]) -> str:
+    """A failed run's JSON report (`boundary report` renders it), its full output and its work directory."""
+    REPORTS.mkdir(exist_ok=True)
+    base = REPORTS / f"bench-failed-{time.strftime('%Y%m%d-%H%M%S')}"
+    Path(f"{base}.log").write_text(output)
+    kept = [f"{base}.log"]
+    if report.exists():
+        kept.append(str(shutil.copy(report, f"{base}.json")))
+    for workdir in workdirs:  # renamed out of the prefix: the next run reaps work directories of dead pids
+        kept.append(str(workdir.rename(workdir.with_name("bnd-failed-" + workdir.name.removeprefix(WORKDIR_PREFIX)))))
+    return ", ".join(kept)
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -82,23 +112,44 @@ def host_lines(reports: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="boundary-bench", description=__doc__)
+def parse(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
+    """Bench options anywhere (`just soak 20 --load --host container`); every other option goes to the suite."""
+    parser = argparse.ArgumentParser(prog="boundary-bench", description=__doc__, allow_abbrev=False)
     parser.add_argument("runs", nargs="?", type=int, default=5)
-    parser.add_argument("extra", nargs=argparse.REMAINDER, help="more options for the live suite")
     parser.add_argument("--serial-only", action="store_true", help="skip the parallel runs (as `just soak` does)")
-    args = parser.parse_args(argv)
+    parser.add_argument("--load", action="store_true", help="keep every core busy meanwhile (a CPU burner per core)")
+    return parser.parse_known_args(argv)
+
+
+def run_mode(mode: str, runs: int, extra: list[str], scratch: Path, under: str) -> list[float]:
+    walls: list[float] = []
+    reports = []
+    keep = not any(option in ("-n", "--numprocesses") for option in extra)  # xdist workers' pids are unknown here
+    for index in range(runs):
+        wall, report = run_once(scratch / f"{mode}-{index}.json", extra, keep)
+        print(f"[bench] {mode} run {index + 1}/{runs}{under}: {wall:.1f} s", flush=True)
+        walls.append(wall)
+        reports.append(report)
+    print(f"-- {mode}{under}", *summarise(walls, reports), sep="\n")
+    return walls
+
+
+def start_load(stack: ExitStack) -> str:
+    """Burners started before the first run, stopped after the last (also on Ctrl-C or a failed run)."""
+    burners = len(stack.enter_context(cpu_load()))
+    print(f"[bench] load on: {burners} CPU burners (one per core, normal priority) for every run", flush=True)
+    return f" under load ({burners} CPU burners)"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, extra = parse(argv)
     modes = {"serial": []} if args.serial_only else {"serial": [], "parallel": PARALLEL}
     walls: dict[str, list[float]] = {}
-    with tempfile.TemporaryDirectory(prefix="boundary-bench-") as scratch:
+    with ExitStack() as stack:
+        scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="boundary-bench-")))
+        under = start_load(stack) if args.load else ""
         for mode, options in modes.items():
-            reports = []
-            for index in range(args.runs):
-                wall, report = run_once(Path(scratch) / f"{mode}-{index}.json", [*options, *args.extra])
-                print(f"[bench] {mode} run {index + 1}/{args.runs}: {wall:.1f} s", flush=True)
-                walls.setdefault(mode, []).append(wall)
-                reports.append(report)
-            print(f"-- {mode}", *summarise(walls[mode], reports), sep="\n")
+            walls[mode] = run_mode(mode, args.runs, [*options, *extra], scratch, under)
     if len(walls) == 2:
         speedup = statistics.median(walls["serial"]) / statistics.median(walls["parallel"])
         print(f"parallel ({' '.join(PARALLEL)}) is {speedup:.2f}× the serial speed (median wall time)")
