@@ -263,6 +263,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if not _was_used(record):
         return
     _write_reports(session.config, record)
+    if record.errors and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED  # e.g. a scenario split over workers: no test can see it
 
 
 def _write_reports(config: pytest.Config, record: RunRecord) -> None:

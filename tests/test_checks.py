@@ -141,6 +141,17 @@ def test_workers_reports_merge_into_one(tmp_path: Path) -> None:
     assert controller.passed() and controller.versions == {"opencode": "1.18.33"}
 
 
+def test_a_scenario_from_two_workers_fails_the_run(tmp_path: Path) -> None:
+    """Two workers ran one scenario at once (xdist lost its grouping): their jobs saw each other, so it fails."""
+    part = json.loads(json.dumps(record(*both(), tmp=tmp_path).as_dict()))
+    controller = RunRecord("reference", "opencode", "srt", planned=["cross_job"])
+    controller.merge(part)
+    assert controller.passed()
+    controller.merge(part)
+    assert not controller.passed()
+    assert any("cross_job ran in two xdist workers" in reason for reason in failures(controller.as_dict()))
+
+
 def test_json_report_has_the_documented_shape(tmp_path: Path) -> None:
     run = record(*both(), tmp=tmp_path)
     run.write_json(tmp_path / "r.json")
