@@ -100,7 +100,12 @@ def _files_or_plant(directory: Path, plant: tuple[str, ...]) -> list[Path]:
     return existing + [directory / relative for relative in plant]
 
 
+KERNEL_TREES = (Path("/proc"), Path("/sys"), Path("/dev"))  # kernel objects, not files a job reads its config from
+
+
 def _is_file(path: Path) -> bool:
+    if any(path.is_relative_to(tree) for tree in KERNEL_TREES):
+        return False  # e.g. /proc/1/ns/net: a regular file to stat, where root may stat it
     try:
         return path.is_file()
     except OSError:  # e.g. a /proc entry only its owner may stat

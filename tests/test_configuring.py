@@ -126,7 +126,7 @@ def test_unreadable_proc_paths_do_not_crash(scope: Path) -> None:
 
 
 def test_proc_scope_does_not_crash(scope: Path) -> None:
-    """With /proc as the scope, /proc entries that cannot be stat'ed or read are not followed, and do not crash."""
+    """With /proc as the scope, /proc entries are kernel objects, never configuring files, whoever may stat them."""
     job = make_job(scope, env={"NS": "/proc/1/ns/net:/proc/1/mem"})
     found = discover(fake_runner([]), job, set(), Path("/proc"))
     assert all(c.path != Path("/proc/1/ns/net") for c in found)
