@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -69,7 +70,7 @@ def quick_start_script(prerequisites: list[str], main: str, test: str) -> str:
         f"{main}",  # a second run: what it costs once everything is there
         f"{test}",
     ]
-    timed = [f"echo '+ {step}'; s=$SECONDS; {step}; echo \"[fresh] $((SECONDS - s)) s: {step}\"" for step in steps]
+    timed = [_timed(step) for step in steps]
     return "set -euo pipefail\nexport DEBIAN_FRONTEND=noninteractive\n" + "\n".join(timed) + "\n"
 
 
@@ -88,3 +89,9 @@ def run_in_fresh_root(tag: str, repository: Path, script: str, timeout_s: float)
         tag, "bash", "-c", script,
     ]  # fmt: skip
     return host_command(argv, timeout=timeout_s, what="the README's quick start in a clean root", fix="see its output")
+
+
+def _timed(step: str) -> str:
+    """The step, echoed as typed before it runs and with its wall time after."""
+    shown = shlex.quote(step)
+    return f"echo '+ '{shown}; s=$SECONDS; {step}; echo \"[fresh] $((SECONDS - s)) s:\" {shown}"
