@@ -70,7 +70,7 @@ class Sweep(Scenario):
                 record, a_running = self._sweep(runner, session, job_a, job_b, places, started)
             finally:
                 _clean(places)
-            controls = _controls(record, own, secret_b)
+            controls = _controls(record, own, secret_b, runner.agent.full_result)
             return self._judge(runner, record, places, secret_a, controls, a_running, session.problems_of("job-b"))
 
     def _sweep(
@@ -163,20 +163,24 @@ def _sweep_script(runner: Runner, job: Job, started: int) -> Script:
     return script
 
 
-def _controls(record: JobRecord, own: str, secret: str) -> dict[str, str | None]:
-    """Each channel must find B's own: its file (shell, grep tool on its checkout), its environment (/proc)."""
+def _controls(record: JobRecord, own: str, secret: str, full: Callable[[str], str]) -> dict[str, str | None]:
+    """Each channel must find B's own: its file (shell, grep tool on its checkout), its environment (/proc).
+
+    Read in full, as the probes are: on a busy host the sweep's output outgrows what the agent shows the model,
+    and B's own line may sit in the part it saved aside.
+    """
     return {
-        "shell_sweep": _control(record, "shell_sweep", own),
-        "grep_tool": _control(record, "grep_control", own),
-        "proc_sweep": _control(record, "proc_sweep", secret),
+        "shell_sweep": _control(record, "shell_sweep", own, full),
+        "grep_tool": _control(record, "grep_control", own, full),
+        "proc_sweep": _control(record, "proc_sweep", secret, full),
     }
 
 
-def _control(record: JobRecord, call: str, own: str) -> str | None:
+def _control(record: JobRecord, call: str, own: str, full: Callable[[str], str]) -> str | None:
     result = record.results.get(call)
     if result is None:
         return f"control for {call} never ran"
-    return None if own in result else f"control failed: {call} did not find the job's own canary"
+    return None if own in full(result) else f"control failed: {call} did not find the job's own canary"
 
 
 def _environment(
