@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from boundary import node as nodejs
+from boundary import proc
 
 NPM_PROJECTS = Path(__file__).parent / "npm"
 DONE_MARKER = ".boundary-installed"
@@ -172,7 +173,7 @@ def version(name: str) -> str:
     """The version of `opencode` or `srt` in use: the lockfile's pin, or what the one on PATH says."""
     if source() == "npm":
         return TOOLS.version(PACKAGES[name])
-    done = subprocess.run([str(executable(name)), "--version"], capture_output=True, text=True, timeout=60)
+    done = proc.run([str(executable(name)), "--version"], timeout=60, what=f"`{name} --version` from PATH")
     said = (done.stdout or done.stderr).strip().splitlines()
     return f"{said[-1] if said and done.returncode == 0 else 'unknown'} (PATH)"
 
