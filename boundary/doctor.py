@@ -159,12 +159,16 @@ def _try_namespaces(name: str, argv: list[str]) -> Check:
     return Check(name, False, f"{cause} ({status}: {first_line(ran.stderr)})", fix)
 
 
+# Sandboxes built on sandbox-runtime: bwrap, socat and rg, and a bwrap that can create namespaces.
+BWRAP_SANDBOXES = ("srt", "claude")
+
+
 def first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "no output")
 
 
 def check_commands(sandbox: str = "srt") -> Check:
-    wanted = [c for c in COMMANDS if sandbox == "srt" or c not in SRT_ONLY]
+    wanted = [c for c in COMMANDS if sandbox in BWRAP_SANDBOXES or c not in SRT_ONLY]
     missing = [c for c in wanted if shutil.which(c) is None]
     if not missing:
         return Check("commands on PATH", True, ", ".join(wanted))
@@ -247,7 +251,7 @@ def check_tools() -> Check:
 
 def check_path_tools() -> Check:
     """`--tools path`: the agent, the sandbox and node each on PATH (the Nix dev shell puts them there)."""
-    wanted = [*tools.PACKAGES, "node"]
+    wanted = [*tools.PATH_REQUIRED, "node"]
     found = {name: shutil.which(name) for name in wanted}
     missing = [name for name, path in found.items() if path is None]
     if missing:
@@ -285,7 +289,7 @@ def run_checks(sandbox: str = "srt", host: str | None = "namespace") -> list[Che
     if sandbox not in SANDBOXES:
         raise ValueError(f"unknown sandbox {sandbox!r}; expected one of: {', '.join(SANDBOXES)}")
     checks = [check_commands(sandbox), check_tools(), check_node()]
-    if sandbox == "srt":
+    if sandbox in BWRAP_SANDBOXES:
         checks.append(check_bwrap())
     checks.append(check_unshare())
     return checks if host is None or not all(check.ok for check in checks) else [*checks, check_host(host)]

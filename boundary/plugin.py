@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import os
 import shutil
@@ -17,6 +18,7 @@ import pytest
 from boundary import doctor, tools
 from boundary.host import HOST_MODES
 from boundary.host.container import reap_containers
+from boundary.reference import AGENTS
 from boundary.report import RunRecord, summary_lines
 from boundary.runner import Runner
 from boundary.scenarios import SCENARIOS, Scenario, get_scenario
@@ -27,7 +29,7 @@ WORKDIR_PREFIX = "bnd-run-"  # short: a runner's paths under it may hold Unix so
 RUN_KEY = pytest.StashKey[RunRecord]()
 RUNNER_KEY = pytest.StashKey[Callable[[], Runner]]()
 SCENARIOS_KEY = pytest.StashKey[list[Scenario]]()
-DEFAULT_RUNNER = "boundary.runner:ReferenceRunner"
+DEFAULT_RUNNER = "boundary.reference:runner"
 PREFLIGHT_PASSED = "boundary_preflight_passed"
 LOADGROUP = "boundary_loadgroup"
 
@@ -38,13 +40,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--runner",
         default=DEFAULT_RUNNER,
         metavar="MODULE:ATTR",
-        help=f"the runner under test: a callable taking sandbox=NAME (default: {DEFAULT_RUNNER})",
+        help=f"the runner under test: a callable taking sandbox=NAME, and agent=NAME if it runs several agents "
+        f"(default: {DEFAULT_RUNNER}, the reference runner of each agent)",
+    )
+    group.addoption(
+        "--agent",
+        choices=AGENTS,
+        metavar="NAME",
+        help=f"the agent the jobs run: one of {', '.join(AGENTS)} (default: the runner's; the reference runner's "
+        "is opencode)",
     )
     group.addoption(
         "--sandbox",
-        default="srt",
         metavar="NAME",
-        help="the OS sandbox around the job's shell: srt (default) or passthrough (confines nothing)",
+        help="the OS sandbox around the job's shell (default: the runner's own): srt (opencode's reference), "
+        "claude (Claude Code's own, its reference) or passthrough (confines nothing: a control)",
     )
     group.addoption("--boundary-report", metavar="PATH", type=Path, help="write the run's JSON report here")
     group.addoption("--boundary-html", metavar="PATH", type=Path, help="write the report as one HTML page")
@@ -94,19 +104,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def load_runner(spec: str, sandbox: str) -> Callable[[], Runner]:
+def load_runner(spec: str, sandbox: str | None, agent: str | None) -> Callable[[], Runner]:
     """A factory of fresh runners: each scenario sets up its own state, so each gets its own runner."""
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise pytest.UsageError(f"--runner expects MODULE:ATTR (e.g. {DEFAULT_RUNNER}), got {spec!r}")
+    kwargs: dict[str, str] = {"sandbox": sandbox} if sandbox else {}
     try:
         factory = getattr(importlib.import_module(module_name), attr)
-        runner = factory(sandbox=sandbox)
+        if agent and "agent" in inspect.signature(factory).parameters:
+            kwargs["agent"] = agent
+        runner = factory(**kwargs)
     except (ImportError, AttributeError, ValueError, TypeError) as error:
-        raise pytest.UsageError(f"--runner {spec}: cannot build a runner with sandbox={sandbox!r}: {error}") from error
+        raise pytest.UsageError(f"--runner {spec}: cannot build a runner with {kwargs}: {error}") from error
     if not isinstance(runner, Runner):
         raise pytest.UsageError(f"--runner {spec}: {runner!r} does not implement boundary.runner.Runner")
-    return lambda: factory(sandbox=sandbox)
+    if agent and runner.agent.name != agent:
+        raise pytest.UsageError(
+            f"--runner {spec} runs {runner.agent.name} jobs, not {agent}: drop --agent, or give a runner of {agent}"
+        )
+    return lambda: factory(**kwargs)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -117,7 +134,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("--help"):
         return
     os.environ[tools.SOURCE_ENV] = config.getoption("--tools")  # runner code, workers and controls read it
-    make_runner = load_runner(config.getoption("--runner"), config.getoption("--sandbox"))
+    options = ("--runner", "--sandbox", "--agent")
+    make_runner = load_runner(*(config.getoption(option) for option in options))
     runner = make_runner()
     config.stash[RUNNER_KEY] = make_runner
     names = config.getoption("--scenario") or list(SCENARIOS)

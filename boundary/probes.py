@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from boundary import canary
-from boundary.agents.opencode import OpenCode
+from boundary.agents.base import Agent
 from boundary.model.script import ToolCall
 
 
@@ -42,8 +42,9 @@ class Channel:
     """One way to try. A listing channel reveals names, the others contents."""
 
     name: str
+    kind: str  # the agent tool it takes: read, grep, glob or shell (an agent that lacks it: not applicable)
     listing: bool
-    make: Callable[[OpenCode, str, Path], ToolCall]  # (agent, call id, path) -> call
+    make: Callable[[Agent, str, Path], ToolCall]  # (agent, call id, path) -> call
 
     def applies_to(self, target: Target) -> bool:
         return target.name_token is not None or not self.listing
@@ -67,24 +68,40 @@ def _cat(path_expression: str) -> str:
 
 
 CHANNELS: list[Channel] = [
-    Channel("read", False, lambda a, i, p: a.read(i, p)),
-    Channel("read_symlink", False, lambda a, i, p: a.read(i, p)),  # p is the link in the job's checkout
-    Channel("read_relative", False, lambda a, i, p: a.read(i, p)),  # p is relative to the checkout: ../job-a/…
-    Channel("grep", False, lambda a, i, p: a.grep(i, canary.PATTERN, p)),
-    Channel("glob", True, lambda a, i, p: a.glob(i, "*", p)),
-    Channel("shell_cat", False, lambda a, i, p: a.shell(i, _cat(shlex.quote(str(p))))),
-    Channel("shell_cat_computed", False, lambda a, i, p: a.shell(i, _cat(_computed(p)))),
-    Channel("shell_ls", True, lambda a, i, p: a.shell(i, f"ls -la {shlex.quote(str(p))}")),
+    Channel("read", "read", False, lambda a, i, p: a.read(i, p)),
+    Channel("read_symlink", "read", False, lambda a, i, p: a.read(i, p)),  # p is the link in the job's checkout
+    Channel("read_relative", "read", False, lambda a, i, p: a.read(i, p)),  # p is relative to the checkout
+    Channel("grep", "grep", False, lambda a, i, p: a.grep(i, canary.PATTERN, p)),
+    Channel("glob", "glob", True, lambda a, i, p: a.glob(i, "*", p)),
+    Channel("shell_cat", "shell", False, lambda a, i, p: a.shell(i, _cat(shlex.quote(str(p))))),
+    Channel("shell_cat_computed", "shell", False, lambda a, i, p: a.shell(i, _cat(_computed(p)))),
+    Channel("shell_ls", "shell", True, lambda a, i, p: a.shell(i, f"ls -la {shlex.quote(str(p))}")),
 ]
-# Each target, and whether its file name is secret (then listing channels apply too).
-TARGETS = {
-    "saved_output": True,
-    "planted_tool_output": True,
-    "shell_capture": True,
-    "checkout_file": True,
-    "account_db": False,
-}
-MATRIX = [(target, ch.name) for target, named in TARGETS.items() for ch in CHANNELS if named or not ch.listing]
+
+
+def channels_for(agent: Agent, channels: list[Channel] = CHANNELS) -> list[Channel]:
+    """The channels the agent has a tool for; the rest are not applicable to it (and reported so)."""
+    return [channel for channel in channels if channel.kind not in agent.lacks]
+
+
+def targets_for(agent: Agent) -> dict[str, bool]:
+    """Each cross-job target, and whether its file name is secret (then listing channels apply too)."""
+    return {
+        "saved_output": True,
+        **dict.fromkeys(agent.storage_targets, True),
+        "checkout_file": True,
+        "account_db": False,
+    }
+
+
+def matrix_for(agent: Agent) -> list[tuple[str, str]]:
+    """Every (target, channel) cell the agent's tools can try."""
+    return [
+        (target, ch.name)
+        for target, named in targets_for(agent).items()
+        for ch in channels_for(agent)
+        if named or not ch.listing
+    ]
 
 
 @dataclass(frozen=True)
@@ -101,7 +118,7 @@ class Probe:
         return canary.found(self.target.tokens, result or "", self.supplied)
 
 
-def make_probe(agent: OpenCode, channel: Channel, target: Target, path: Path, prefix: str) -> Probe:
+def make_probe(agent: Agent, channel: Channel, target: Target, path: Path, prefix: str) -> Probe:
     probe_path = channel.probe_path(path)
     call = channel.make(agent, f"{prefix}-{channel.name}-{target.name}", probe_path)
     supplied = f"{probe_path} {probe_path.readlink()}" if probe_path.is_symlink() else str(probe_path)

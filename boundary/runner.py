@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from boundary.agents.base import Agent
 from boundary.agents.opencode import (
     EXPECTED_TOOLS,
     FORBIDDEN_TOOLS,
@@ -65,7 +66,10 @@ class Job:
 @runtime_checkable
 class Runner(Protocol):
     name: str
-    agent: OpenCode
+
+    @property
+    def agent(self) -> Agent: ...  # read-only here, so a runner may hold a concrete agent
+
     sandbox: Sandbox
     denials: dict[str, tuple[str, ...]]  # layer -> texts that show that layer refused
 
@@ -91,6 +95,7 @@ class ReferenceRunner:
     """
 
     name = "reference"
+    hidden_paths: tuple[str, ...] = PROJECT_AGENT_PATHS  # the checkout's agent configuration
 
     def __init__(self, sandbox: str = "srt") -> None:
         self.agent = OpenCode()
@@ -159,16 +164,16 @@ class ReferenceRunner:
         """Inside the checkout, what no channel of the job may write: agent configuration, git's hooks and config."""
         return [paths.checkout / relative for relative in PROJECT_PROTECTED]
 
-    def launch_argv(self, paths: JobPaths) -> list[str]:
+    def launch_argv(self, paths: JobPaths, agent_argv: list[str] | None = None) -> list[str]:
         """The agent, started by a launcher that hides the checkout's agent configuration from it."""
         launcher = paths.runner_dir / "launch"
         written = [p for p in paths.runner_dir.rglob("*") if p.is_file() and not p.is_symlink()]
         readonly = " ".join(shlex.quote(str(p)) for p in [*written, launcher])
-        hidden = " ".join(shlex.quote(relative) for relative in PROJECT_AGENT_PATHS)
+        hidden = " ".join(shlex.quote(relative) for relative in self.hidden_paths)
         text = LAUNCHER.format(readonly=readonly, checkout=shlex.quote(str(paths.checkout)), hidden=hidden)
         launcher.write_text(text)
         launcher.chmod(0o755)
-        return [str(launcher), *self.agent.argv()]
+        return [str(launcher), *(agent_argv or self.agent.argv())]
 
     def guard_uri(self) -> str:
         return GUARD_PLUGIN.as_uri()

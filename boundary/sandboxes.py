@@ -125,7 +125,23 @@ class Passthrough:
         return None
 
 
-SANDBOXES: dict[str, type[Sandbox]] = {"srt": Srt, "passthrough": Passthrough}
+class ClaudeSandbox:
+    """Claude Code's own sandbox (sandbox-runtime inside the agent), set in its settings, not through `$SHELL`."""
+
+    name: ClassVar[str] = "claude"
+    startup_failures: ClassVar[tuple[str, ...]] = ("bwrap: ", "Sandbox dependencies", "sandbox is unavailable")
+
+    def wrapper(self, policy: ShellPolicy, workdir: Path) -> str:
+        raise ValueError("Claude Code's sandbox is set in its settings (sandbox.enabled), not by a shell wrapper")
+
+    def version(self) -> str:
+        return f"Claude Code {tools.version('claude')}"
+
+    def tmpdir_problem(self, tmpdir: Path) -> str | None:
+        return Srt().tmpdir_problem(tmpdir)  # the same sandbox-runtime bridges its proxies the same way
+
+
+SANDBOXES: dict[str, type[Sandbox]] = {"srt": Srt, "passthrough": Passthrough, "claude": ClaudeSandbox}
 
 
 def get_sandbox(name: str) -> Sandbox:

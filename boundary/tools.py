@@ -43,7 +43,8 @@ class NpmProject:
     """One committed package.json + package-lock.json and where it installs."""
 
     name: str
-    postinstall: tuple[str, ...] = ()  # packages whose install script we run ourselves
+    # package -> its install script, which we run ourselves (each puts the platform's native binary in place)
+    postinstall: tuple[tuple[str, str], ...] = ()
 
     @property
     def source(self) -> Path:
@@ -80,8 +81,8 @@ class NpmProject:
         # Not `npm ci`: the lock names other platforms' optional binaries, which
         # a registry mirror may lack; `npm install` keeps every locked version.
         _npm(["install", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], staging)
-        for package in self.postinstall:
-            _run([str(node()), "postinstall.mjs"], staging / "node_modules" / package)
+        for package, script in self.postinstall:
+            _run([str(node()), script], staging / "node_modules" / package)
         self._check_pins(staging)
         (staging / DONE_MARKER).write_text(self.lock_hash)
         shutil.rmtree(self.prefix, ignore_errors=True)
@@ -120,13 +121,22 @@ class NpmProject:
         return dict(json.loads((self.source / "package.json").read_text())["dependencies"])
 
 
-TOOLS = NpmProject("tools", postinstall=("opencode-ai",))  # opencode-ai, @anthropic-ai/sandbox-runtime
+TOOLS = NpmProject(
+    "tools", postinstall=(("opencode-ai", "postinstall.mjs"), ("@anthropic-ai/claude-code", "install.cjs"))
+)  # the agents and srt
 OPENCODE_CONFIG = NpmProject("opencode-config")  # @opencode-ai/plugin, pre-seeded into each job's config
 
 
 PROJECTS = (TOOLS, OPENCODE_CONFIG)
 # The executables under test and the package that pins each (for its version).
-PACKAGES = {"opencode": "opencode-ai", "srt": "@anthropic-ai/sandbox-runtime"}
+# `--tools path` needs these on PATH before a run; another agent's executable is looked up when its jobs start.
+PATH_REQUIRED = ("opencode", "srt")
+PACKAGES = {
+    "opencode": "opencode-ai",
+    "srt": "@anthropic-ai/sandbox-runtime",
+    "claude": "@anthropic-ai/claude-code",
+    "codex": "@openai/codex",
+}
 
 
 def source() -> str:

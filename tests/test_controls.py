@@ -348,3 +348,42 @@ def test_live_host_without_a_bus_fails_with_the_alternative(pytester: pytest.Pyt
     runs = Path(tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}*")
     orphans = [run for run in runs if not Path("/proc", run.name.removeprefix(WORKDIR_PREFIX).split("-")[0]).exists()]
     assert orphans == [], "a run whose host did not boot left its work directory behind"
+
+
+# --- Claude Code: its own sandbox confines Bash only; the file tools need permission rules ----------------------
+
+CLAUDE_CROSS_JOB = ("--agent", "claude", *CROSS_JOB)
+
+
+def test_claude_reference_runner_passes(pytester: pytest.Pytester) -> None:
+    """Claude Code's reference runner: permission rules stop the file tools, its sandbox stops the shell."""
+    result, report = run_suite(pytester, *CLAUDE_CROSS_JOB)
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    assert report["run"]["agent"] == "claude"
+    assert {r["verdict"] for r in scenario(report)["results"]} == {"DENIED"}
+    assert all(count > 0 for count in scenario(report)["layers"].values())
+
+
+def test_claude_sandbox_alone_leaves_the_read_tool_open(pytester: pytest.Pytester) -> None:
+    """Only `sandbox.filesystem` rules and permissions skipped: Bash is held by the sandbox, Read is not."""
+    result, report = run_suite(pytester, "--runner", "boundary.sabotage.claude:SandboxOnly", *CLAUDE_CROSS_JOB)
+    assert result.ret == 1
+    assert set(verdicts(report, "read").values()) >= {"LEAKED"}
+    assert verdicts(report, "read")["saved_output"] == "LEAKED"
+    assert set(verdicts(report, "shell_cat_computed").values()) == {"DENIED"}
+    assert scenario(report)["layers"]["agent permission"] == 0
+
+
+def test_claude_without_its_sandbox_loses_the_os_layer(pytester: pytest.Pytester) -> None:
+    """Claude Code's sandbox off: its permission prompts refuse in print mode, but no OS layer holds anything."""
+    result, report = run_suite(pytester, "--sandbox", "passthrough", *CLAUDE_CROSS_JOB)
+    assert result.ret == 1
+    assert scenario(report)["layers"]["OS sandbox"] == 0
+    result.stdout.fnmatch_lines(["*FAILED*test_layer_denies*OS_sandbox*"])
+
+
+def test_claude_with_nothing_on_leaks_through_the_shell(pytester: pytest.Pytester) -> None:
+    """Permissions skipped and the sandbox off: a computed path in the shell reads job A's files."""
+    result, report = run_suite(pytester, "--runner", "boundary.sabotage.claude:NothingHolds", *CLAUDE_CROSS_JOB)
+    assert result.ret == 1
+    assert set(verdicts(report, "shell_cat_computed").values()) == {"LEAKED"}

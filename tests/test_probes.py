@@ -7,7 +7,9 @@ from pathlib import Path
 
 from boundary import canary
 from boundary.agents.opencode import OpenCode
-from boundary.probes import CHANNELS, MATRIX, TARGETS, Target, control_problem, make_probe
+from boundary.probes import CHANNELS, Target, control_problem, make_probe, matrix_for, targets_for
+
+MATRIX, TARGETS = matrix_for(OpenCode()), targets_for(OpenCode())
 
 BY_NAME = {channel.name: channel for channel in CHANNELS}
 

@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from boundary.model.chat import ChatRequest
+from boundary.model.chat import ChatCompletions
 from boundary.model.conversation import next_turn
+from boundary.model.dialect import ModelRequest
 from boundary.model.record import JobRecord
 from boundary.model.script import Script, ToolCall
 
@@ -19,14 +20,14 @@ def call(call_id: str) -> ToolCall:
     return ToolCall(call_id, "read", {"filePath": f"/{call_id}"})
 
 
-def request(issued: list[str], results: list[str]) -> ChatRequest:
+def request(issued: list[str], results: list[str]) -> ModelRequest:
     """The conversation the agent sends: each issued call as an assistant turn, with its result if it came back."""
     messages: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
     for call_id in issued:
         messages.append({"role": "assistant", "tool_calls": [{"id": call_id, "type": "function", "function": {}}]})
         if call_id in results:
             messages.append({"role": "tool", "tool_call_id": call_id, "content": f"result of {call_id}"})
-    return ChatRequest.parse({"messages": messages, "tools": TOOLS})
+    return ChatCompletions().parse({"messages": messages, "tools": TOOLS})
 
 
 @pytest.fixture
@@ -81,7 +82,7 @@ def test_request_without_tools_runs_no_checkpoint(script: Script, log: list[str]
     """The session-title request (no tools) neither advances the script nor runs a checkpoint."""
     record = JobRecord("j")
     messages = [{"role": "user", "content": "go"}]
-    next_turn(script, ChatRequest.parse({"messages": messages}), record)
+    next_turn(script, ChatCompletions().parse({"messages": messages}), record)
     assert log == [] and not record.checkpoints_done
 
 

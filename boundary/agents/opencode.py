@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from boundary import tools
-from boundary.layout import JobPaths
+from boundary.agents.base import with_saved_output
+from boundary.layout import JobPaths, project_id
 from boundary.model.script import ToolCall
 
 GUARD_PLUGIN = Path(__file__).parent / "opencode_files" / "boundary-guard.js"
@@ -71,6 +72,9 @@ class OpenCode:
     non_boundary_refusals: ClassVar[tuple[str, ...]] = ("Cannot read binary file",)
     # Each shell call starts its own srt; concurrent ones race on srt's mount points.
     serial_tools: ClassVar[frozenset[str]] = frozenset({"bash"})
+    lacks: ClassVar[frozenset[str]] = frozenset()
+    # What opencode saves per job: outputs too long for the model, and captures of shell calls.
+    storage_targets: ClassVar[tuple[str, ...]] = ("planted_tool_output", "shell_capture")
 
     def version(self) -> str:
         return tools.version("opencode")
@@ -166,16 +170,20 @@ class OpenCode:
     def shell_capture_dir(self, paths: JobPaths, project: str) -> Path:
         return paths.data / "opencode" / "shell" / project
 
-    def saved_output(self, tool_result: str) -> Path | None:
-        match = SAVED_OUTPUT.search(tool_result)
-        return Path(match.group(1)) if match else None
+    def saved_output(self, paths: JobPaths, tool_result: str) -> Path | None:
+        return _saved_path(tool_result)
+
+    def storage_path(self, target: str, paths: JobPaths, name: str) -> Path:
+        if target == "planted_tool_output":
+            return self.tool_output_dir(paths) / f"tool_{name}"
+        if target == "shell_capture":
+            return self.shell_capture_dir(paths, project_id(paths.checkout)) / f"{name}.log"
+        raise ValueError(f"opencode keeps no {target!r}; its storage targets: {', '.join(self.storage_targets)}")
 
     def full_result(self, tool_result: str) -> str:
-        """The result with the output opencode saved aside (a large output is truncated for the model)."""
-        saved = self.saved_output(tool_result)
-        if saved is None:
-            return tool_result
-        try:
-            return tool_result + "\n" + saved.read_bytes().decode(errors="replace")
-        except OSError as error:
-            return tool_result + f"\n[boundary: could not read the saved output {saved}: {error}]"
+        return with_saved_output(tool_result, _saved_path(tool_result))
+
+
+def _saved_path(tool_result: str) -> Path | None:
+    match = SAVED_OUTPUT.search(tool_result)
+    return Path(match.group(1)) if match else None

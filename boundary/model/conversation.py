@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from boundary.model.chat import ChatRequest
+from boundary.model.dialect import ModelRequest
 from boundary.model.record import JobRecord
 from boundary.model.script import Script, ToolCall
 
@@ -20,7 +20,7 @@ class Turn:
     text: str = ""
 
 
-def next_turn(script: Script, request: ChatRequest, record: JobRecord) -> Turn:
+def next_turn(script: Script, request: ModelRequest, record: JobRecord) -> Turn:
     if request.tools is None:
         return Turn(text="boundary probe job")  # e.g. the session title request
     record.note_results({k: v for k, v in request.results.items() if k in set(script.call_ids())})

@@ -2,7 +2,8 @@
 
 It listens on a Unix socket (reachable from a job's private network
 namespace through a loopback bridge) and routes by path:
-`/jobs/<job>/v1/chat/completions`.
+`/jobs/<job>/<the API's path>`, and answers in the dialect that path names
+(Chat Completions for opencode, Messages for Claude Code, Responses for codex).
 """
 
 from __future__ import annotations
@@ -16,10 +17,20 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from boundary.model import chat
+from boundary.model.chat import ChatCompletions
 from boundary.model.conversation import next_turn
+from boundary.model.dialect import Dialect
+from boundary.model.messages import Messages
 from boundary.model.record import JobRecord
 from boundary.model.script import Script
+
+DIALECTS: tuple[Dialect, ...] = (ChatCompletions(), Messages())
+
+
+def dialect_for(path: str) -> Dialect | None:
+    """The dialect a request path (after /jobs/<job>) speaks; query strings (`?beta=true`) ignored."""
+    route = path.partition("?")[0]
+    return next((d for d in DIALECTS if route == d.path_suffix or route in d.side_routes), None)
 
 
 class ModelServer:
@@ -88,17 +99,21 @@ class _Handler(BaseHTTPRequestHandler):
         started = time.monotonic()
         raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))  # always: the client is still sending
         job, _, rest = self.path.removeprefix("/jobs/").partition("/")
-        entry = self.server.model.lookup(job)
-        if entry is None or not ("/" + rest).startswith(chat.PATH_SUFFIX):
+        entry, dialect = self.server.model.lookup(job), dialect_for("/" + rest)
+        if entry is None or dialect is None:
             self._refuse()
             return
         script, record = entry
         body = self._parse_json(raw, record)
         if body is None:
             return
-        request = chat.ChatRequest.parse(body)
+        side = dialect.side_routes.get(("/" + rest).partition("?")[0])
+        if side is not None:
+            self._send_json(side)
+            return
+        request = dialect.parse(body)
         turn = next_turn(script, request, record)
-        events = chat.stream_tool_calls(turn.calls) if turn.calls else chat.stream_text(turn.text)
+        events = dialect.stream_tool_calls(turn.calls) if turn.calls else dialect.stream_text(turn.text)
         offered = frozenset(request.tools) if request.tools is not None else None
         record.note_request(offered, time.monotonic() - started)  # before the reply: the job may act on it at once
         self._send_sse(events)
@@ -118,6 +133,14 @@ class _Handler(BaseHTTPRequestHandler):
         payload = "".join(events).encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def _send_json(self, reply: dict[str, Any]) -> None:
+        payload = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)

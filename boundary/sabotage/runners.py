@@ -156,8 +156,8 @@ class ConfigInReach(ReferenceRunner):
     def protected_paths(self, paths: JobPaths) -> list[Path]:
         return []
 
-    def launch_argv(self, paths: JobPaths) -> list[str]:
-        return self.agent.argv()
+    def launch_argv(self, paths: JobPaths, agent_argv: list[str] | None = None) -> list[str]:
+        return agent_argv or self.agent.argv()
 
     def job_env(self, paths: JobPaths, shell: Path) -> dict[str, str]:
         return self.agent.env(paths, self.account_db(), shell)
@@ -169,8 +169,8 @@ class LoadsProjectConfig(ReferenceRunner):
 
     name = "loads-project-config"
 
-    def launch_argv(self, paths: JobPaths) -> list[str]:
-        return self.agent.argv()
+    def launch_argv(self, paths: JobPaths, agent_argv: list[str] | None = None) -> list[str]:
+        return agent_argv or self.agent.argv()
 
     def job_env(self, paths: JobPaths, shell: Path) -> dict[str, str]:
         return self.agent.env(paths, self.account_db(), shell)

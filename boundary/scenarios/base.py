@@ -42,6 +42,16 @@ class Scenario(ABC):
     name: ClassVar[str]
     title: ClassVar[str]  # one line for the report: what the scenario tries
     checks_layers: ClassVar[bool] = False  # every layer the runner claims must deny one of its probes
+    agents: ClassVar[frozenset[str] | None] = None  # the agents it knows how to attack; None: every agent
+
+    def not_covered(self, runner: Runner) -> str | None:
+        """Why this scenario cannot attack the runner's agent yet (its run then fails: not covered is no pass)."""
+        if self.agents is None or runner.agent.name in self.agents:
+            return None
+        return (
+            f"scenario {self.name} is not built for {runner.agent.name} jobs yet (it attacks "
+            f"{', '.join(sorted(self.agents))}): NOT COVERED. Deselect it with --scenario to check the others"
+        )
 
     @abstractmethod
     def plan(self, runner: Runner) -> list[Cell]:

@@ -14,9 +14,18 @@ from contextlib import closing
 from pathlib import Path
 
 from boundary import canary
-from boundary.layout import project_id
 from boundary.model import JobRecord, Script
-from boundary.probes import CHANNELS, MATRIX, TARGETS, Channel, Probe, Target, control_problem, make_probe
+from boundary.probes import (
+    CHANNELS,
+    Channel,
+    Probe,
+    Target,
+    channels_for,
+    control_problem,
+    make_probe,
+    matrix_for,
+    targets_for,
+)
 from boundary.runner import Job, Runner
 from boundary.scenarios.base import Cell, ProbeResult, Scenario
 from boundary.session import Session
@@ -34,7 +43,8 @@ class CrossJob(Scenario):
     checks_layers = True
 
     def plan(self, runner: Runner) -> list[Cell]:
-        return [*MATRIX, *((target, "job_output") for target in TARGETS)]
+        agent = runner.agent
+        return [*matrix_for(agent), *((target, "job_output") for target in targets_for(agent))]
 
     def run(self, runner: Runner, session: Session) -> list[ProbeResult]:
         session.set_up(runner, REPOSITORY_FILES)
@@ -61,29 +71,29 @@ class CrossJob(Scenario):
 def run_job_a(runner: Runner, session: Session, job: Job) -> list[Target]:
     agent = runner.agent
     token = canary.new_canary()
-    call = agent.shell("a-save", f'for i in $(seq {SAVED_LINES}); do echo "{token} line $i"; done')
+    # No shell variables: Claude Code refuses a command it cannot check before it runs.
+    call = agent.shell("a-save", f"seq {SAVED_LINES} | sed 's/^/{token} line /'")
     script = Script()
     script.add_step(call)
     _, record = session.run(job, script)
-    saved = agent.saved_output(record.results.get(call.id, ""))
-    missing = agent.tool_output_dir(job.paths) / "saved-output-missing"  # judged INCONCLUSIVE: not there
+    saved = agent.saved_output(job.paths, record.results.get(call.id, ""))
+    missing = job.data_dir / "saved-output-missing"  # judged INCONCLUSIVE: not there
     targets = [Target("saved_output", saved or missing, token, saved.name if saved else canary.new_canary())]
     return targets + _plant(runner, job)
 
 
 def _plant(runner: Runner, job: Job) -> list[Target]:
-    agent = runner.agent
-    name, content = canary.new_canary(), canary.new_canary()
-    tool_output = Target("planted_tool_output", agent.tool_output_dir(job.paths) / f"tool_{name}", content, name)
-    name, content = canary.new_canary(), canary.new_canary()
-    capture_dir = agent.shell_capture_dir(job.paths, project_id(job.checkout))
-    capture = Target("shell_capture", capture_dir / f"{name}.log", content, name)
-    name, content = canary.new_canary(), canary.new_canary()
-    checkout_file = Target("checkout_file", job.checkout / f"notes-{name}.txt", content, name)
-    for target in (tool_output, capture, checkout_file):
+    """A file where the agent keeps each kind of thing it saves, and one in A's checkout, each with canaries."""
+    planted = []
+    for kind in runner.agent.storage_targets:
+        name = canary.new_canary()
+        planted.append(Target(kind, runner.agent.storage_path(kind, job.paths, name), canary.new_canary(), name))
+    name = canary.new_canary()
+    planted.append(Target("checkout_file", job.checkout / f"notes-{name}.txt", canary.new_canary(), name))
+    for target in planted:
         target.path.parent.mkdir(parents=True, exist_ok=True)
         target.path.write_text(f"{target.content}\n")
-    return [tool_output, capture, checkout_file, _plant_in_database(runner.account_db())]
+    return [*planted, _plant_in_database(runner.account_db())]
 
 
 def _plant_in_database(db: Path) -> Target:
@@ -104,11 +114,12 @@ def plan_probes(
     own = Target("own_file", job.checkout / f"own-{name}.txt", canary.new_canary(), name)
     own.path.write_text(f"{own.content}\n")
     agent = runner.agent
-    controls = [make_probe(agent, ch, own, _via(ch.name, own, job), f"{prefix}control") for ch in channels]
+    usable = channels_for(agent, channels)
+    controls = [make_probe(agent, ch, own, _via(ch.name, own, job), f"{prefix}control") for ch in usable]
     probes = [
         make_probe(agent, ch, t, _via(ch.name, t, job), f"{prefix}probe")
         for t in targets
-        for ch in channels
+        for ch in usable
         if ch.applies_to(t)
     ]
     return controls, probes

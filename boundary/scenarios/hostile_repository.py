@@ -42,6 +42,7 @@ NOT_RUN = "not run"
 
 class HostileRepository(Scenario):
     name = "hostile_repository"
+    agents = frozenset({"opencode"})
     title = "job B's repository carries agent config, plugins, tools, an MCP server and symlinks into job A's data"
 
     def plan(self, runner: Runner) -> list[Cell]:

@@ -44,6 +44,10 @@ class ScenarioRuns:
         scenario, runner = get_scenario(name), self.make_runner()
         claimed = list(runner.denials) if scenario.checks_layers else []
         record = ScenarioRecord(name, scenario.title, scenario.plan(runner), claimed, scenario.checks_layers)
+        uncovered = scenario.not_covered(runner)
+        if uncovered:
+            record.errors.append(uncovered)
+            return record
         directory = self.workdir / name
         directory.mkdir()
         self.progress(f"[boundary] scenario {name}: {scenario.title}")

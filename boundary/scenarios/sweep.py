@@ -55,6 +55,7 @@ class Place:
 
 class Sweep(Scenario):
     name = "sweep"
+    agents = frozenset({"opencode"})
     title = "job A, still running, leaves canaries everywhere it may write; job B searches everything"
 
     def plan(self, runner: Runner) -> list[Cell]:

@@ -1,0 +1,62 @@
+"""What the harness needs of an agent under test: how to launch and script it, and where it keeps what."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar, Protocol
+
+from boundary.layout import JobPaths
+from boundary.model.script import ToolCall
+
+
+class Agent(Protocol):
+    name: ClassVar[str]
+    denials: ClassVar[dict[str, tuple[str, ...]]]  # layer -> texts of the agent's own refusals
+    non_boundary_refusals: ClassVar[tuple[str, ...]]  # refusals for reasons other than a boundary
+    serial_tools: ClassVar[frozenset[str]]  # tools the script calls one at a time
+    lacks: ClassVar[frozenset[str]]  # channel kinds (read, grep, glob, shell, write, edit) it has no tool for
+    storage_targets: ClassVar[tuple[str, ...]]  # cross-job targets: what the agent saves in a job's data
+    config_plant: ClassVar[tuple[str, ...]]  # files to plant in an empty config directory (tamper targets)
+
+    def version(self) -> str: ...
+
+    def argv(self) -> list[str]:
+        """A non-interactive run that takes its whole task from the scripted model."""
+
+    # The tool vocabulary: one call per channel kind (a kind in `lacks` is never asked for).
+    def read(self, id: str, path: Path) -> ToolCall: ...
+
+    def write(self, id: str, path: Path, content: str) -> ToolCall: ...
+
+    def edit(self, id: str, path: Path, old: str, new: str) -> ToolCall: ...
+
+    def grep(self, id: str, pattern: str, path: Path) -> ToolCall: ...
+
+    def glob(self, id: str, pattern: str, path: Path) -> ToolCall: ...
+
+    def shell(self, id: str, command: str, timeout_s: float | None = None) -> ToolCall: ...
+
+    def full_result(self, tool_result: str) -> str:
+        """The result with anything the agent saved aside instead of showing the model."""
+
+    def saved_output(self, paths: JobPaths, tool_result: str) -> Path | None:
+        """Where the agent saved the output of a shell call whose result was `tool_result`."""
+
+    def storage_path(self, target: str, paths: JobPaths, name: str) -> Path:
+        """Where the agent would keep a file of kind `target` (one of `storage_targets`) named after `name`."""
+
+    def project_config_paths(self) -> tuple[tuple[str, str], ...]:
+        """Checkout-relative paths the agent reads at start, and what each does."""
+
+    def config_dirs(self, env: dict[str, str]) -> list[Path]:
+        """The directories the agent loads configuration from, given its environment."""
+
+
+def with_saved_output(tool_result: str, saved: Path | None) -> str:
+    """The result and the output the agent saved aside (a large output is truncated for the model)."""
+    if saved is None:
+        return tool_result
+    try:
+        return tool_result + "\n" + saved.read_bytes().decode(errors="replace")
+    except OSError as error:
+        return tool_result + f"\n[boundary: could not read the saved output {saved}: {error}]"

@@ -1,0 +1,160 @@
+"""Claude Code: environment, launch, settings, tool vocabulary, storage and denial texts (2.1.332, verified live)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any, ClassVar
+
+from boundary import tools
+from boundary.agents.base import with_saved_output
+from boundary.layout import JobPaths
+from boundary.model.script import ToolCall
+
+# The tools a runner offers with `--tools` (Claude Code offers about twenty by default: agents, cron, web…).
+TOOLS = ("Bash", "Edit", "Glob", "Grep", "Read", "Write")
+FORBIDDEN_TOOLS = ("mcp__*",)  # no MCP server of the repository's or the user's
+PERMISSION_DENIALS = (
+    "denied by your permission settings",  # a `permissions.deny` rule
+    "but you haven't granted it yet",  # outside the working directory with no allow rule (print mode never asks)
+    "can't be checked before it runs",  # a shell command it cannot check (a variable, a substitution)
+    "requires approval",
+    "has been denied.",  # a path under a deny rule, reached through a symlink or by a search tool
+    "For security, Claude Code may only",  # a shell listing outside the working directories, unsandboxed
+)
+SAVED_OUTPUT = re.compile(r"Full output saved to: (\S+)")
+
+# Project files Claude Code loads from the working directory (its docs, and its own messages for 2.1.332).
+PROJECT_CONFIG: tuple[tuple[str, str], ...] = (
+    (".claude/settings.json", "project settings: hooks run shell commands at start and on every tool call"),
+    (".claude/settings.local.json", "local project settings: hooks, permissions, environment"),
+    (".mcp.json", "project MCP servers: each a command started by the agent"),
+    (".claude/commands/boundary-tamper.md", "slash command: may run shell with !`…`"),
+    (".claude/agents/boundary-tamper.md", "subagent definition: prompt, tools and model"),
+    (".claude/skills/boundary-tamper/SKILL.md", "skill offered to the model"),
+    ("CLAUDE.md", "instructions added to the system prompt"),
+    ("CLAUDE.local.md", "local instructions added to the system prompt"),
+    (".claude/CLAUDE.md", "instructions added to the system prompt"),
+    ("AGENTS.md", "instructions, through the built-in agents-md plugin"),
+    (".git/config", "git config: core.fsmonitor and core.hooksPath run code in the runner's git"),
+    (".git/hooks/post-checkout", "git hook: runs in the runner's git"),
+)
+# What the runner hides from the agent process at each start, and what the job's tools may never write.
+PROJECT_AGENT_PATHS = (".claude", ".mcp.json", "CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", ".agents")
+PROJECT_PROTECTED = (*PROJECT_AGENT_PATHS, ".git")
+
+# Everything that would make Claude Code reach the network at start, and what it would ask the user.
+QUIET_ENV = {
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "ENABLE_TOOL_SEARCH": "false",  # every offered tool in every request, so the offered set is checked whole
+}
+
+
+class ClaudeCode:
+    name: ClassVar[str] = "claude"
+    denials: ClassVar[dict[str, tuple[str, ...]]] = {"agent permission": PERMISSION_DENIALS}
+    non_boundary_refusals: ClassVar[tuple[str, ...]] = ("File has not been read yet", "exceeds maximum allowed")
+    serial_tools: ClassVar[frozenset[str]] = frozenset({"Bash"})  # each call starts its own sandbox
+    lacks: ClassVar[frozenset[str]] = frozenset()
+    # What Claude Code saves per job, under its config directory: the session transcript, outputs too long for
+    # the model.
+    storage_targets: ClassVar[tuple[str, ...]] = ("planted_transcript", "planted_tool_result")
+    config_plant: ClassVar[tuple[str, ...]] = ("settings.json", "CLAUDE.md", "agents/boundary-tamper.md")
+
+    def version(self) -> str:
+        return tools.version("claude")
+
+    def argv(self, settings: Path | None = None, tool_names: tuple[str, ...] = TOOLS) -> list[str]:
+        """Print mode; settings only from the runner's file (`--setting-sources ""`), no MCP servers."""
+        argv = [str(tools.executable("claude")), "-p", "go", "--output-format", "json"]
+        argv += ["--tools", ",".join(tool_names), "--strict-mcp-config", "--setting-sources", ""]
+        return argv + (["--settings", str(settings)] if settings else [])
+
+    def env(self, paths: JobPaths, base_url: str) -> dict[str, str]:
+        keep = {k: os.environ[k] for k in ("LANG", "TERM") if k in os.environ}
+        node = tools.node().parent  # Claude Code's sandbox runs Node helpers from PATH
+        return {
+            **keep,
+            **QUIET_ENV,
+            "PATH": f"{node}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+            "HOME": str(paths.home),
+            "CLAUDE_CONFIG_DIR": str(self.config_dir(paths)),
+            "TMPDIR": str(paths.tmp),
+            "ANTHROPIC_BASE_URL": base_url.removesuffix("/v1"),
+            "ANTHROPIC_API_KEY": "sk-ant-scripted",
+            "IS_SANDBOX": "1",  # as root, the permission-skipping controls are refused without it
+        }
+
+    def config_dir(self, paths: JobPaths) -> Path:
+        """Claude Code's own data for the job (sessions, saved outputs): in the job's data directory."""
+        return paths.data / "claude"
+
+    def settings(self, sandboxed: bool, filesystem: dict[str, list[str]], deny: list[str]) -> dict[str, Any]:
+        sandbox: dict[str, Any] = {"enabled": sandboxed}
+        if sandboxed:
+            sandbox |= {
+                "failIfUnavailable": True,
+                "allowUnsandboxedCommands": False,
+                "autoAllowBashIfSandboxed": True,
+                "filesystem": filesystem,
+            }
+        return {
+            "sandbox": sandbox,
+            "permissions": {"deny": deny, "defaultMode": "default"},
+            "disableAllHooks": True,
+            "enableAllProjectMcpServers": False,
+        }
+
+    # The tool vocabulary of 2.1.332; the model server checks it against the offered schemas.
+    def read(self, id: str, path: Path) -> ToolCall:
+        return ToolCall(id, "Read", {"file_path": str(path)})
+
+    def write(self, id: str, path: Path, content: str) -> ToolCall:
+        return ToolCall(id, "Write", {"file_path": str(path), "content": content})
+
+    def edit(self, id: str, path: Path, old: str, new: str) -> ToolCall:
+        return ToolCall(id, "Edit", {"file_path": str(path), "old_string": old, "new_string": new})
+
+    def grep(self, id: str, pattern: str, path: Path) -> ToolCall:
+        return ToolCall(id, "Grep", {"pattern": pattern, "path": str(path), "output_mode": "content"})
+
+    def glob(self, id: str, pattern: str, path: Path) -> ToolCall:
+        return ToolCall(id, "Glob", {"pattern": pattern, "path": str(path)})
+
+    def shell(self, id: str, command: str, timeout_s: float | None = None) -> ToolCall:
+        timeout = {"timeout": int(timeout_s * 1000)} if timeout_s is not None else {}
+        return ToolCall(id, "Bash", {"command": command, **timeout})
+
+    # -- what it keeps where ------------------------------------------------------------
+    def project_dir(self, paths: JobPaths) -> Path:
+        """Sessions of the job's checkout: Claude Code names the directory after the path, `/` and `.` as `-`."""
+        return self.config_dir(paths) / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(paths.checkout))
+
+    def saved_output(self, paths: JobPaths, tool_result: str) -> Path | None:
+        return _saved_path(tool_result)
+
+    def storage_path(self, target: str, paths: JobPaths, name: str) -> Path:
+        if target == "planted_transcript":
+            return self.project_dir(paths) / f"{name}.jsonl"
+        if target == "planted_tool_result":
+            return self.project_dir(paths) / name / "tool-results" / f"{name}.txt"
+        raise ValueError(f"Claude Code keeps no {target!r}; its storage targets: {', '.join(self.storage_targets)}")
+
+    def full_result(self, tool_result: str) -> str:
+        return with_saved_output(tool_result, _saved_path(tool_result))
+
+    def project_config_paths(self) -> tuple[tuple[str, str], ...]:
+        return PROJECT_CONFIG
+
+    def config_dirs(self, env: dict[str, str]) -> list[Path]:
+        home = Path(env.get("HOME", "/root"))
+        return list(dict.fromkeys([Path(env.get("CLAUDE_CONFIG_DIR", home / ".claude")), home / ".claude"]))
+
+
+def _saved_path(tool_result: str) -> Path | None:
+    match = SAVED_OUTPUT.search(tool_result)
+    return Path(match.group(1)) if match else None

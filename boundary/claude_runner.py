@@ -1,0 +1,85 @@
+"""The reference runner for Claude Code: what a careful runner of Claude Code jobs does.
+
+Claude Code runs its shell in its own sandbox (`sandbox.enabled`, failing if it
+cannot start, no unsandboxed escape hatch); its file tools are held by
+permission rules, since the sandbox's file rules confine Bash only; settings
+come from the runner's file alone (`--setting-sources ""`), hooks are off,
+MCP servers are only the runner's (none), and the checkout's agent
+configuration is hidden from the agent process at each start.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from boundary.agents.claude import FORBIDDEN_TOOLS, PROJECT_AGENT_PATHS, PROJECT_PROTECTED, TOOLS, ClaudeCode
+from boundary.layout import JobPaths, clone
+from boundary.runner import Job, ReferenceRunner
+from boundary.sandboxes import OS_DENIALS, get_sandbox
+
+
+class ClaudeReferenceRunner(ReferenceRunner):
+    """Claude Code jobs with per-job data dirs, permission deny rules, and Claude Code's own sandbox."""
+
+    name = "reference"
+    hidden_paths = PROJECT_AGENT_PATHS
+
+    def __init__(self, sandbox: str = "claude") -> None:
+        super().__init__(sandbox="srt")
+        self.agent: ClaudeCode = ClaudeCode()  # type: ignore[assignment]
+        self.sandbox = get_sandbox(sandbox)
+        self.denials = {**self.agent.denials, "OS sandbox": OS_DENIALS}
+
+    def create_job(self, name: str, model_url: str) -> Job:
+        paths = self.job_paths(name)
+        if self.repository is None:
+            raise RuntimeError("the runner has no repository yet: call setup() first")
+        clone(self.repository, paths.checkout)
+        paths.create_dirs()
+        self.agent.config_dir(paths).mkdir(parents=True, exist_ok=True)
+        settings = paths.runner_dir / "settings.json"
+        settings.write_text(json.dumps(self.settings(paths), indent=2))
+        argv = self.launch_argv(paths, [*self.agent.argv(settings, self.tool_names()), *self.extra_flags()])
+        return Job(name, paths, argv, self.agent.env(paths, model_url))
+
+    def expected_tools(self) -> frozenset[str]:
+        return frozenset(self.tool_names())
+
+    def forbidden_tools(self) -> tuple[str, ...]:
+        return FORBIDDEN_TOOLS
+
+    def tool_names(self) -> tuple[str, ...]:
+        return TOOLS
+
+    def extra_flags(self) -> list[str]:
+        """More flags for `claude` (none: print mode never asks, so anything not allowed is refused)."""
+        return []
+
+    def protected_paths(self, paths: JobPaths) -> list[Path]:
+        return [paths.checkout / relative for relative in PROJECT_PROTECTED]
+
+    def settings(self, paths: JobPaths) -> dict[str, object]:
+        policy = self.shell_policy(paths)
+        filesystem = {
+            "denyRead": [str(p) for p in policy.deny_read],
+            "allowRead": [str(p) for p in policy.allow_read],
+            "allowWrite": [str(p) for p in policy.allow_write],
+            "denyWrite": [str(p) for p in policy.deny_write],
+        }
+        return self.agent.settings(self.sandbox.name == "claude", filesystem, self.deny_rules(paths))
+
+    def deny_rules(self, paths: JobPaths) -> list[str]:
+        """The file tools never read or edit the runner's state: accounts, every job's data and runner files.
+
+        Other jobs' checkouts and TMPDIRs are outside the working directory, which print mode never grants.
+        Claude Code also hands these rules to its sandbox (a Read rule denies reading, an Edit rule writing),
+        so they must not cover the job's own TMPDIR: its shell keeps its working directory there.
+        """
+        state = self._layout().state
+        places = [state / "accounts", state / "runner", paths.checkout.parent / "*.data"]
+        places += self.protected_paths(paths)
+        rules = []
+        for place in places:
+            rules += [f"{tool}(/{path})" for tool in ("Read", "Edit") for path in (place, place / "**")]
+        return rules
