@@ -205,7 +205,7 @@ def node_requirements() -> dict[str, str]:
         return {f"{name} {pin}": locked.get(name, "") for name, pin in pins.items()} | {
             name: spec for name, spec in locked.items() if name not in pins
         }
-    found = [tools.manifest_beside(tools.executable(name)) or {"name": name} for name in tools.PACKAGES]
+    found = [tools.manifest_beside(tools.executable(name)) or {"name": name} for name in tools.PATH_REQUIRED]
     return {f"{m['name']} {m.get('version', '?')}": _declared_node(m) for m in found}
 
 

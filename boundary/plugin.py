@@ -21,14 +21,13 @@ from boundary.host.container import reap_containers
 from boundary.reference import AGENTS
 from boundary.report import RunRecord, summary_lines
 from boundary.runner import Runner
-from boundary.scenarios import SCENARIOS, Scenario, get_scenario
-from boundary.scenarios.runs import ScenarioRuns
+from boundary.scenarios import SCENARIOS, get_scenario
+from boundary.scenarios.runs import ScenarioRuns, Unit
 from boundary.versions import collect_versions
 
 WORKDIR_PREFIX = "bnd-run-"  # short: a runner's paths under it may hold Unix sockets (107 bytes at most)
 RUN_KEY = pytest.StashKey[RunRecord]()
-RUNNER_KEY = pytest.StashKey[Callable[[], Runner]]()
-SCENARIOS_KEY = pytest.StashKey[list[Scenario]]()
+UNITS_KEY = pytest.StashKey[list[Unit]]()
 DEFAULT_RUNNER = "boundary.reference:runner"
 PREFLIGHT_PASSED = "boundary_preflight_passed"
 LOADGROUP = "boundary_loadgroup"
@@ -45,10 +44,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--agent",
-        choices=AGENTS,
-        metavar="NAME",
-        help=f"the agent the jobs run: one of {', '.join(AGENTS)} (default: the runner's; the reference runner's "
-        "is opencode)",
+        metavar="NAME[,NAME…]",
+        help=f"the agents the jobs run, side by side: any of {','.join(AGENTS)} (default: the runner's own; the "
+        "reference runner's is opencode). Each agent gets its own runner and runs every selected scenario",
     )
     group.addoption(
         "--sandbox",
@@ -104,6 +102,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def load_runners(spec: str, sandbox: str | None, agents: str | None) -> list[Callable[[], Runner]]:
+    """One runner factory per agent asked for (`--agent a,b`), or the runner's own agent."""
+    names = [name.strip() for name in agents.split(",") if name.strip()] if agents else [None]
+    unknown = [name for name in names if name is not None and name not in AGENTS]
+    if unknown:
+        raise pytest.UsageError(f"--agent {agents}: unknown agent {', '.join(unknown)}; expected any of {AGENTS}")
+    return [load_runner(spec, sandbox, name) for name in dict.fromkeys(names)]
+
+
 def load_runner(spec: str, sandbox: str | None, agent: str | None) -> Callable[[], Runner]:
     """A factory of fresh runners: each scenario sets up its own state, so each gets its own runner."""
     module_name, _, attr = spec.partition(":")
@@ -134,13 +141,14 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("--help"):
         return
     os.environ[tools.SOURCE_ENV] = config.getoption("--tools")  # runner code, workers and controls read it
-    options = ("--runner", "--sandbox", "--agent")
-    make_runner = load_runner(*(config.getoption(option) for option in options))
-    runner = make_runner()
-    config.stash[RUNNER_KEY] = make_runner
+    factories = load_runners(config.getoption("--runner"), config.getoption("--sandbox"), config.getoption("--agent"))
     names = config.getoption("--scenario") or list(SCENARIOS)
-    config.stash[SCENARIOS_KEY] = [get_scenario(name) for name in dict.fromkeys(names)]
-    record = RunRecord(runner.name, runner.agent.name, runner.sandbox.name, planned=list(names))
+    scenarios = [get_scenario(name) for name in dict.fromkeys(names)]
+    units = [Unit(make_runner, scenario) for make_runner in factories for scenario in scenarios]
+    config.stash[UNITS_KEY] = units
+    runners = [make_runner() for make_runner in factories]
+    agents = {runner.agent.name: runner.sandbox.name for runner in runners}
+    record = RunRecord(runners[0].name, agents, planned=[unit.key for unit in units])
     workerinput = getattr(config, "workerinput", {})
     record.preflight_passed = bool(workerinput.get(PREFLIGHT_PASSED))
     if workerinput.get(LOADGROUP):
@@ -165,18 +173,15 @@ def require(ok: object, message: str) -> None:
         pytest.fail(message, pytrace=False)
 
 
-def scenario_id(config: pytest.Config) -> str:
-    runner = config.stash[RUNNER_KEY]()
-    return f"{runner.agent.name}-{runner.sandbox.name}"
+def planned_units(config: pytest.Config) -> list[Unit]:
+    """Every (agent, scenario) the run must report, in order: agents side by side, each with every scenario."""
+    return config.stash[UNITS_KEY]
 
 
-def planned_scenarios(config: pytest.Config) -> list[Scenario]:
-    return config.stash[SCENARIOS_KEY]
-
-
-def sample_runner(config: pytest.Config) -> Runner:
-    """A runner to read the plan from (its layers, its agent); never set up."""
-    return config.stash[RUNNER_KEY]()
+def _runners(config: pytest.Config) -> list[Runner]:
+    """One runner per agent, to read from (its sandbox, its agent); never set up."""
+    factories = dict.fromkeys(unit.make_runner for unit in config.stash[UNITS_KEY])
+    return [make_runner() for make_runner in factories]
 
 
 @pytest.fixture(scope="session")
@@ -187,14 +192,14 @@ def boundary_record(pytestconfig: pytest.Config) -> RunRecord:
 @pytest.fixture(scope="session")
 def boundary_runs(pytestconfig: pytest.Config, boundary_record: RunRecord) -> Iterator[ScenarioRuns]:
     """Each scenario runs once, on first use, on its own host; this process's work directory holds them all."""
-    make_runner = pytestconfig.stash[RUNNER_KEY]
     problem = "" if boundary_record.preflight_passed else preflight(pytestconfig)  # e.g. run from elsewhere
     require(not problem, problem)
-    boundary_record.versions = collect_versions(make_runner())
+    for runner in _runners(pytestconfig):
+        boundary_record.versions |= collect_versions(runner)
     reap_leftovers()
     workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-"))
     runs = ScenarioRuns(
-        make_runner,
+        {unit.key: unit for unit in planned_units(pytestconfig)},
         workdir,
         host_mode=pytestconfig.getoption("--host"),
         units=tuple(pytestconfig.getoption("--host-unit")),
@@ -236,10 +241,11 @@ def preflight(config: pytest.Config) -> str:
         record.errors.append(f"cannot install the pinned tools: {error}")
         return record.errors[-1]
     # The host is not tried here: each scenario boots its own next and fails the same way if it cannot.
-    problem = doctor.first_problem(doctor.run_checks(config.stash[RUNNER_KEY]().sandbox.name, host=None))
-    if problem:
-        record.errors.append(problem)
-        return problem
+    for sandbox in dict.fromkeys(runner.sandbox.name for runner in _runners(config)):
+        problem = doctor.first_problem(doctor.run_checks(sandbox, host=None))
+        if problem:
+            record.errors.append(problem)
+            return problem
     record.preflight_passed = True
     return ""
 

@@ -113,6 +113,32 @@ def _network_state(job: dict[str, Any]) -> str:
     return "clean" if network.get("clean") is True else "NOT CLEAN"
 
 
+def side_by_side(report: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Agents, and per scenario a row: its name, then per agent `held` or why not (`-` where it did not run)."""
+    scenarios = _scenarios(report)
+    agents = list(dict.fromkeys(_agent_of(name, s) for name, s in scenarios.items()))
+    rows: dict[str, list[str]] = {}
+    for name, scenario in scenarios.items():
+        base = name.rpartition("/")[2]
+        row = rows.setdefault(base, [base, *("-" for _ in agents)])
+        row[1 + agents.index(_agent_of(name, scenario))] = _outcome(name, scenario)
+    return agents, list(rows.values())
+
+
+def _agent_of(name: str, scenario: dict[str, Any]) -> str:
+    return str(scenario.get("agent") or name.rpartition("/")[0] or "?")
+
+
+def _outcome(name: str, scenario: dict[str, Any]) -> str:
+    reasons = scenario_failures(name, scenario)
+    if not reasons:
+        return f"held ({len(_results(scenario))} probes)"
+    if scenario.get("errors"):
+        return "NOT COVERED" if "NOT COVERED" in " ".join(scenario["errors"]) else "ERROR"
+    not_denied = sum(1 for r in _results(scenario) if r.get("verdict") != "DENIED")
+    return f"FAILED ({not_denied} of {len(_results(scenario))} not denied)" if not_denied else "FAILED"
+
+
 # --- reading the report -------------------------------------------------------------------------------------
 
 
@@ -163,10 +189,11 @@ def _version(report: dict[str, Any], name: str) -> str:
 
 
 def _stack(report: dict[str, Any]) -> tuple[str, str, list[str]]:
-    """Who ran what: runner, "agent version × sandbox version", and the host pieces the sandbox depends on."""
+    """Who ran what: runner, "agent version × sandbox version" per agent, and the host pieces sandboxes need."""
     run = _run(report)
-    agent, sandbox = str(run.get("agent", "?")), str(run.get("sandbox", "?"))
-    pair = f"{agent} {_version(report, agent)} × {sandbox} {_version(report, sandbox)}"
+    agents = run.get("agents")
+    agents = agents if isinstance(agents, dict) else {}
+    pair = "; ".join(f"{a} {_version(report, a)} × {s} {_version(report, s)}" for a, s in agents.items()) or "?"
     return (
         str(run.get("runner", "?")),
         pair,
@@ -221,6 +248,10 @@ def to_markdown(report: dict[str, Any]) -> str:
     """GitHub-flavoured, kept to one screen per scenario: its matrix, its checks, then only what went wrong."""
     mark = "✅" if passed(report) else "❌"
     lines = [f"## {mark} boundary: {_md(_verdict_line(report))}", "", _md_header(report), ""]
+    agents, rows = side_by_side(report)
+    if len(agents) > 1:
+        lines += ["| scenario | " + " | ".join(_md(a) for a in agents) + " |", "|---" * (len(agents) + 1) + "|"]
+        lines += ["| " + " | ".join(_md(cell) for cell in row) + " |" for row in rows] + [""]
     for name, scenario in _scenarios(report).items():
         lines += [f"### {name}: {_md(scenario.get('title', ''))}", "", *_md_matrix(scenario), ""]
         lines += [_md_offered(scenario), *_md_layers(scenario), *_md_host(scenario), "", *_md_jobs(scenario)]
@@ -361,8 +392,11 @@ summary { cursor: pointer; font-weight: 600; margin: 8px 0; }
 def to_html(report: dict[str, Any]) -> str:
     """One self-contained page: inline CSS, no script, no external URL; hover a cell for its detail."""
     run = _run(report)
-    title = f"boundary {'PASS' if passed(report) else 'FAIL'}: {run.get('runner', '?')} {run.get('sandbox', '?')}"
+    agents, rows = side_by_side(report)
+    title = f"boundary {'PASS' if passed(report) else 'FAIL'}: {run.get('runner', '?')} {', '.join(agents)}"
     body = [*_html_verdict(report), _html_header(report), *_html_errors(run)]
+    if len(agents) > 1:
+        body += ["<h2>Agents side by side</h2>", _table(["scenario", *agents], rows)]
     for name, scenario in _scenarios(report).items():
         body += [f'<h2 class="scenario">{_e(name)}: {_e(scenario.get("title", ""))}</h2>']
         body += [*_html_matrix(scenario), *_html_checks(scenario), *_html_host(scenario), *_html_jobs(scenario)]

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from boundary.offered import OfferedTools
-from boundary.render import LAYER_SHORT, failures, scenario_failures, to_html, to_markdown
+from boundary.render import LAYER_SHORT, failures, scenario_failures, side_by_side, to_html, to_markdown
 from boundary.scenarios.base import Cell, ProbeResult
 from boundary.session import JobReport
 
@@ -31,6 +31,7 @@ class ScenarioRecord:
     offered: OfferedTools | None = None
     errors: list[str] = field(default_factory=list)  # what stopped the scenario before it had results
     host: dict[str, Any] | None = None  # host health (boundary.host.health.host_report)
+    agent: str = ""
 
     def layer_counts(self) -> dict[str, int]:
         """How many probes each claimed layer denied; a claimed layer that denied none is not shown to work."""
@@ -46,6 +47,7 @@ class ScenarioRecord:
     def as_dict(self) -> dict[str, Any]:
         return {
             "title": self.title,
+            "agent": self.agent,
             "planned": [list(cell) for cell in self.planned],
             "results": [r.as_dict() for r in self.results],
             "jobs": [j.as_dict() for j in self.jobs],
@@ -60,9 +62,8 @@ class ScenarioRecord:
 @dataclass
 class RunRecord:
     runner: str
-    agent: str
-    sandbox: str
-    planned: list[str] = field(default_factory=list)  # scenario names the run must report
+    agents: dict[str, str]  # each agent the run attacks -> its sandbox
+    planned: list[str] = field(default_factory=list)  # unit keys (agent/scenario) the run must report
     versions: dict[str, str] = field(default_factory=dict)
     started: float = field(default_factory=time.time)
     scenarios: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> ScenarioRecord.as_dict()
@@ -91,8 +92,7 @@ class RunRecord:
                 "versions": self.versions,
                 "host": {"name": platform.node(), "kernel": platform.release(), "machine": platform.machine()},
                 "runner": self.runner,
-                "agent": self.agent,
-                "sandbox": self.sandbox,
+                "agents": self.agents,
                 "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
                 "duration_s": round(time.time() - self.started, 3),
                 "planned_scenarios": self.planned,
@@ -126,13 +126,29 @@ def _write(path: Path, text: str) -> None:
 def summary_lines(report: dict[str, Any]) -> list[str]:
     run = report.get("run") or {}
     versions = ", ".join(f"{k} {v}" for k, v in (run.get("versions") or {}).items())
-    lines = [f"runner {run.get('runner')}: {run.get('agent')} × {run.get('sandbox')} ({versions})"]
+    pairs = ", ".join(f"{agent} × {sandbox}" for agent, sandbox in (run.get("agents") or {}).items())
+    lines = [f"runner {run.get('runner')}: {pairs} ({versions})"]
+    lines += side_by_side_lines(report)
     for name, scenario in (report.get("scenarios") or {}).items():
         lines += ["", *_scenario_lines(name, scenario)]
     lines += ["", *LEGEND_LINES]
     lines += [f"ERROR: {error}" for error in run.get("errors") or []]
     reasons = failures(report)
     lines.append("RESULT: " + ("FAIL — " + "; ".join(reasons) if reasons else "PASS — every probe denied"))
+    return lines
+
+
+def side_by_side_lines(report: dict[str, Any]) -> list[str]:
+    """With several agents: each scenario's outcome per agent, in one table, before the details."""
+    agents, rows = side_by_side(report)
+    if len(agents) < 2:
+        return []
+    width = max(len(row[0]) for row in rows)
+    widths = [max(len(agent), *(len(row[i + 1]) for row in rows)) for i, agent in enumerate(agents)]
+    lines = ["", " " * width + "  " + "  ".join(a.ljust(w) for a, w in zip(agents, widths, strict=True))]
+    for row in rows:
+        cells = "  ".join(cell.ljust(w) for cell, w in zip(row[1:], widths, strict=True))
+        lines.append((row[0].ljust(width) + "  " + cells).rstrip())
     return lines
 
 

@@ -1,8 +1,8 @@
 """The live suite, parametrised from every planned scenario (`boundary.scenarios`).
 
-Each scenario runs once, on its own disposable host, when its first test needs it;
-its tests then read the one record it left. Test ids read
-`test_probe[cross_job-opencode-srt-read-saved_output]`; select with `-k` or `--scenario`.
+Each unit (a scenario against one agent's runner) runs once, on its own disposable host,
+when its first test needs it; its tests then read the one record it left. Test ids read
+`test_probe[cross_job-opencode-srt-read-saved_output]`; select with `-k`, `--scenario` or `--agent`.
 
 - probe: every planned cell DENIED by some layer (LEAKED, TAMPERED, WRITTEN, EXECUTED and
   INCONCLUSIVE fail; a cell the scenario left out fails too);
@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from boundary.host.health import checks_for
-from boundary.plugin import planned_scenarios, require, sample_runner, scenario_id
+from boundary.plugin import planned_units, require
 from boundary.report import ScenarioRecord
 from boundary.scenarios.runs import ScenarioRuns
 
@@ -28,25 +28,26 @@ NO_LAYER = "no-layer-claimed"
 
 
 def _params(metafunc: pytest.Metafunc, second: str | None) -> list[Any]:
-    """(scenario, second) parameters for every planned scenario, grouped so one worker runs a scenario."""
-    config = metafunc.config
-    prefix, runner, mode = scenario_id(config), sample_runner(config), config.getoption("--host")
+    """(unit, second) parameters for every planned unit, grouped so one worker runs a unit."""
+    config, mode = metafunc.config, metafunc.config.getoption("--host")
     params: list[Any] = []
-    for scenario in planned_scenarios(config):
-        group, name = pytest.mark.xdist_group(scenario.name), scenario.name
+    for unit in planned_units(config):
+        scenario, runner = unit.scenario, unit.make_runner()
+        prefix = f"{runner.agent.name}-{runner.sandbox.name}"
+        group, name, key = pytest.mark.xdist_group(unit.key.replace("/", "-")), scenario.name, unit.key
         if second == "cell":
             params += [
-                pytest.param(name, c, marks=group, id=f"{name}-{prefix}-{c[1]}-{c[0]}") for c in scenario.plan(runner)
+                pytest.param(key, c, marks=group, id=f"{name}-{prefix}-{c[1]}-{c[0]}") for c in scenario.plan(runner)
             ]
         elif second == "layer" and scenario.checks_layers:
             layers = list(runner.denials) or [NO_LAYER]
             params += [
-                pytest.param(name, lay, marks=group, id=f"{name}-{prefix}-{lay.replace(' ', '_')}") for lay in layers
+                pytest.param(key, lay, marks=group, id=f"{name}-{prefix}-{lay.replace(' ', '_')}") for lay in layers
             ]
         elif second == "check":
-            params += [pytest.param(name, c, marks=group, id=f"{name}-{prefix}-{mode}-{c}") for c in checks_for(mode)]
+            params += [pytest.param(key, c, marks=group, id=f"{name}-{prefix}-{mode}-{c}") for c in checks_for(mode)]
         elif second is None:
-            params.append(pytest.param(name, marks=group, id=f"{name}-{prefix}"))
+            params.append(pytest.param(key, marks=group, id=f"{name}-{prefix}"))
     return params
 
 

@@ -81,7 +81,7 @@ def record(*results: ProbeResult, tools: frozenset[str] = EXPECTED, traced: bool
     scenario.jobs.append(job)
     scenario.offered = OfferedTools(EXPECTED, tools, ())
     scenario.host = {"mode": "namespace", "boot_s": 0.2, "samples": 3, "checks": {"dns": {"ok": True}}, "chain": []}
-    run = RunRecord("reference", "opencode", "srt", planned=["cross_job"], versions={"opencode": "1.18.33"})
+    run = RunRecord("reference", {"opencode": "srt"}, planned=["cross_job"], versions={"opencode": "1.18.33"})
     run.add(scenario)
     return run
 
@@ -136,7 +136,7 @@ def test_untraced_job_or_no_results_fail(tmp_path: Path) -> None:
 def test_workers_reports_merge_into_one(tmp_path: Path) -> None:
     """pytest-xdist: each worker reports its scenarios; the controller's record holds them all."""
     worker = record(*both(), tmp=tmp_path)
-    controller = RunRecord("reference", "opencode", "srt", planned=["cross_job"])
+    controller = RunRecord("reference", {"opencode": "srt"}, planned=["cross_job"])
     controller.merge(json.loads(json.dumps(worker.as_dict())))
     assert controller.passed() and controller.versions == {"opencode": "1.18.33"}
 
@@ -144,7 +144,7 @@ def test_workers_reports_merge_into_one(tmp_path: Path) -> None:
 def test_a_scenario_from_two_workers_fails_the_run(tmp_path: Path) -> None:
     """Two workers ran one scenario at once (xdist lost its grouping): their jobs saw each other, so it fails."""
     part = json.loads(json.dumps(record(*both(), tmp=tmp_path).as_dict()))
-    controller = RunRecord("reference", "opencode", "srt", planned=["cross_job"])
+    controller = RunRecord("reference", {"opencode": "srt"}, planned=["cross_job"])
     controller.merge(part)
     assert controller.passed()
     controller.merge(part)
@@ -156,10 +156,11 @@ def test_json_report_has_the_documented_shape(tmp_path: Path) -> None:
     run = record(*both(), tmp=tmp_path)
     run.write_json(tmp_path / "r.json")
     data = json.loads((tmp_path / "r.json").read_text())
-    assert set(data["run"]) >= {"versions", "host", "started", "duration_s", "planned_scenarios", "errors"}
+    assert set(data["run"]) >= {"versions", "host", "agents", "started", "duration_s", "planned_scenarios", "errors"}
     scenario = data["scenarios"]["cross_job"]
     assert set(scenario) == {
-        *("title", "planned", "results", "jobs", "offered_tools", "checks_layers", "layers", "host", "errors")
+        *("title", "agent", "planned", "results", "jobs", "offered_tools", "checks_layers", "layers", "host"),
+        "errors",
     }
     assert set(scenario["results"][0]) == {
         "scenario",

@@ -39,7 +39,9 @@ def run_suite(pytester: pytest.Pytester, *options: str) -> tuple[pytest.RunResul
 
 
 def scenario(report: dict[str, Any], name: str = "cross_job") -> dict[str, Any]:
-    part: dict[str, Any] = report["scenarios"][name]
+    """The scenario's part of a one-agent run (the report keys each as agent/scenario)."""
+    (agent,) = report["run"]["agents"]
+    part: dict[str, Any] = report["scenarios"][f"{agent}/{name}"]
     return part
 
 
@@ -54,7 +56,8 @@ def test_reference_runner_passes(pytester: pytest.Pytester) -> None:
     """Every scenario: every probe DENIED with a recognised layer, tools as expected, no network, every layer seen."""
     result, report = run_suite(pytester)
     assert result.ret == 0, result.stdout.str()[-3000:]
-    assert set(report["scenarios"]) == {"cross_job", "cross_job_writes", "tamper", "hostile_repository", "sweep"}
+    names = {"cross_job", "cross_job_writes", "tamper", "hostile_repository", "sweep"}
+    assert set(report["scenarios"]) == {f"opencode/{name}" for name in names}
     for part in report["scenarios"].values():
         assert {r["verdict"] for r in part["results"]} == {"DENIED"}
         assert part["offered_tools"]["passed"]
@@ -359,7 +362,7 @@ def test_claude_reference_runner_passes(pytester: pytest.Pytester) -> None:
     """Claude Code's reference runner: permission rules stop the file tools, its sandbox stops the shell."""
     result, report = run_suite(pytester, *CLAUDE_CROSS_JOB)
     assert result.ret == 0, result.stdout.str()[-3000:]
-    assert report["run"]["agent"] == "claude"
+    assert report["run"]["agents"] == {"claude": "claude"}
     assert {r["verdict"] for r in scenario(report)["results"]} == {"DENIED"}
     assert all(count > 0 for count in scenario(report)["layers"].values())
 

@@ -13,7 +13,7 @@ import pytest
 
 from boundary import tools
 from boundary.layout import RunnerLayout, clone, create_repository, project_id
-from boundary.plugin import load_runner
+from boundary.plugin import load_runner, load_runners
 from boundary.runner import ReferenceRunner, Runner
 from boundary.sandboxes import Passthrough, ShellPolicy, Srt, get_sandbox
 
@@ -102,15 +102,27 @@ def test_shell_wrapper_refuses_anything_but_dash_c(tmp_path: Path, sandbox: Srt 
 
 
 def test_unknown_sandbox_names_the_choices() -> None:
-    with pytest.raises(ValueError, match="srt, passthrough"):
+    with pytest.raises(ValueError, match="srt, passthrough, claude"):
         get_sandbox("firejail")
 
 
 def test_load_runner_accepts_the_reference_and_sabotage_runners() -> None:
     """It returns a factory: each scenario sets up a fresh runner of its own."""
-    make = load_runner("boundary.runner:ReferenceRunner", "srt")
+    make = load_runner("boundary.runner:ReferenceRunner", "srt", None)
     assert isinstance(make(), Runner) and make() is not make()
-    assert load_runner("boundary.sabotage.runners:NoPlugin", "passthrough")().sandbox.name == "passthrough"
+    assert load_runner("boundary.sabotage.runners:NoPlugin", "passthrough", None)().sandbox.name == "passthrough"
+
+
+def test_the_default_runner_has_a_reference_runner_for_each_agent() -> None:
+    runners = [make() for make in load_runners("boundary.reference:runner", None, "opencode,claude")]
+    assert [(r.agent.name, r.sandbox.name) for r in runners] == [("opencode", "srt"), ("claude", "claude")]
+
+
+def test_an_agent_the_runner_does_not_run_is_a_usage_error() -> None:
+    with pytest.raises(pytest.UsageError, match="runs opencode jobs, not claude"):
+        load_runner("boundary.sabotage.runners:NoPlugin", None, "claude")
+    with pytest.raises(pytest.UsageError, match="unknown agent gemini"):
+        load_runners("boundary.reference:runner", None, "opencode,gemini")
 
 
 @pytest.mark.parametrize(
@@ -123,7 +135,7 @@ def test_load_runner_accepts_the_reference_and_sabotage_runners() -> None:
 )
 def test_load_runner_explains_a_bad_spec(spec: str, message: str) -> None:
     with pytest.raises(pytest.UsageError, match=message):
-        load_runner(spec, "srt")
+        load_runner(spec, "srt", None)
 
 
 def test_lockfiles_pin_exactly_what_package_json_asks() -> None:

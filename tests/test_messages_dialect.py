@@ -68,7 +68,7 @@ def test_a_step_streams_as_tool_use_blocks_then_the_final_text(server: ModelServ
     status, text = post(server, "/jobs/j/v1/messages?beta=true", {"tools": [READ], "messages": []})
     assert status == 200
     first = events(text)
-    assert [e["type"] for e in first][0] == "message_start" and first[-1]["type"] == "message_stop"
+    assert first[0]["type"] == "message_start" and first[-1]["type"] == "message_stop"
     block = next(e["content_block"] for e in first if e["type"] == "content_block_start")
     assert block == {"type": "tool_use", "id": "c1", "name": "Read", "input": {}}
     delta = next(e["delta"] for e in first if e["type"] == "content_block_delta")

@@ -42,7 +42,7 @@ def make_report() -> dict[str, Any]:
         "node": "v20.20.2",
         "kernel": "6.1",
     }
-    run = {"versions": versions, "runner": "reference", "agent": "opencode", "sandbox": "srt", "errors": []}
+    run = {"versions": versions, "runner": "reference", "agents": {"opencode": "srt"}, "errors": []}
     run |= {"started": "2026-11-30T11:09:38Z", "duration_s": 27.9}
     offered = {"passed": True, "expected": TOOLS, "offered": TOOLS, "added": [], "missing": [], "forbidden": []}
     layers = {"agent permission": 5, "runner plugin": 19, "OS sandbox": 9}

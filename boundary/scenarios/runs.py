@@ -1,7 +1,7 @@
-"""Run each scenario once, on first use: a fresh runner, its own model server, its own disposable host.
+"""Run each unit (one scenario against one agent's runner) once, on first use: a fresh runner, its own model
+server, its own disposable host.
 
-A scenario is a unit: its jobs share a host and a model server; nothing of one
-scenario's state reaches another, so scenarios may run in parallel workers.
+Nothing of one unit's state reaches another, so units may run in parallel workers.
 """
 
 from __future__ import annotations
@@ -19,13 +19,30 @@ from boundary.model import ModelServer
 from boundary.offered import OfferedTools
 from boundary.report import RunRecord, ScenarioRecord
 from boundary.runner import Runner
-from boundary.scenarios import get_scenario
+from boundary.scenarios import Scenario
 from boundary.session import Session
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One scenario against one agent's runner: it runs once, on its own host, in one xdist worker."""
+
+    make_runner: Callable[[], Runner]
+    scenario: Scenario
+
+    @property
+    def agent(self) -> str:
+        return self.make_runner().agent.name
+
+    @property
+    def key(self) -> str:
+        """How the report, the test ids and xdist's groups name it: `agent/scenario`."""
+        return f"{self.agent}/{self.scenario.name}"
 
 
 @dataclass
 class ScenarioRuns:
-    make_runner: Callable[[], Runner]
+    planned: dict[str, Unit]  # by key
     workdir: Path
     host_mode: str
     units: tuple[str, ...]
@@ -34,23 +51,24 @@ class ScenarioRuns:
     record: RunRecord
     done: dict[str, ScenarioRecord] = field(default_factory=dict)
 
-    def get(self, name: str) -> ScenarioRecord:
-        if name not in self.done:
-            self.done[name] = self._run(name)
-            self.record.add(self.done[name])
-        return self.done[name]
+    def get(self, key: str) -> ScenarioRecord:
+        if key not in self.done:
+            self.done[key] = self._run(self.planned[key])
+            self.record.add(self.done[key])
+        return self.done[key]
 
-    def _run(self, name: str) -> ScenarioRecord:
-        scenario, runner = get_scenario(name), self.make_runner()
+    def _run(self, unit: Unit) -> ScenarioRecord:
+        scenario, runner, name = unit.scenario, unit.make_runner(), unit.scenario.name
         claimed = list(runner.denials) if scenario.checks_layers else []
-        record = ScenarioRecord(name, scenario.title, scenario.plan(runner), claimed, scenario.checks_layers)
+        plan = scenario.plan(runner)
+        record = ScenarioRecord(unit.key, scenario.title, plan, claimed, scenario.checks_layers, agent=unit.agent)
         uncovered = scenario.not_covered(runner)
         if uncovered:
             record.errors.append(uncovered)
             return record
-        directory = self.workdir / name
-        directory.mkdir()
-        self.progress(f"[boundary] scenario {name}: {scenario.title}")
+        directory = self.workdir / unit.agent / name  # the path shows in jobs' paths: kept short (srt's sockets)
+        directory.mkdir(parents=True)
+        self.progress(f"[boundary] scenario {unit.key}: {scenario.title}")
         try:
             with ModelServer(directory / "model.sock") as server, self._booted(directory) as host:
                 session = Session(name, server, directory, self.job_timeout_s, record.jobs)
