@@ -25,6 +25,7 @@ from boundary.verdict import UNRECOGNISED, Finding, Verdict, recognise_layer
 
 CHANNELS = ("edit", "write", "shell_write", "shell_write_computed")
 SHELL_LINE = "@@boundary-write"
+SHELL_START = "@@boundary-begin"
 CONTROL = "own_scratch_file"
 MAX_COMMAND = 64 * 1024
 MAX_REWRITE = 16 * 1024
@@ -68,6 +69,8 @@ class WriteAttack:
     changed_verdict: Verdict  # TAMPERED (the job's own configuration) or WRITTEN (another job's files)
     results: dict[tuple[int, str], str] = field(default_factory=dict)  # (target index, channel) -> its answer
     calls: dict[str, list[tuple[int, ToolCall]]] = field(default_factory=dict)
+    reads: dict[int, str] = field(default_factory=dict)  # target index -> the answer to reading it first
+    read_first: tuple[str, ...] = ()  # the agent's refusal to write a file it has not read
     _seen: list[bytes | None] = field(default_factory=list)
 
     def add_to(self, script: Script, runner: Runner) -> None:
@@ -75,6 +78,7 @@ class WriteAttack:
             target.snapshot()
         self._seen = [t.original for t in self.targets]
         agent = runner.agent
+        self.read_first = agent.read_first_refusals
         existing = [(i, t) for i, t in enumerate(self.targets) if t.original is not None]
         reads = [agent.read(f"wr-read-{i}", t.path) for i, t in existing]
         edits = [
@@ -99,14 +103,23 @@ class WriteAttack:
             script.checkpoint(lambda channel=channel: self._observe(channel))  # type: ignore[misc]
 
     def _shell_batches(self, channel: str, computed: bool) -> list[list[tuple[int, str]]]:
-        """One line per target, in commands short enough for one exec argument (Linux caps one at 128 KiB)."""
+        """One line per target, in commands short enough for one exec argument (Linux caps one at 128 KiB),
+        the control alone in its own."""
         batches: list[list[tuple[int, str]]] = [[]]
         for index, target in enumerate(self.targets):
-            path = _computed(target.path) if computed else shlex.quote(str(target.path))
+            place = _computed if computed else (lambda p: shlex.quote(str(p)))
+            path, directory = place(target.path), place(target.path.parent)
             data = base64.b64encode(target.content(channel).encode()).decode()
-            write = f'mkdir -p -- "$(dirname -- {path})"; printf %s {data} | base64 -d > {path}'
-            line = f'r=$( {{ {write}; }} 2>&1 ); echo "{SHELL_LINE} {index} rc=$? $r"'
-            if sum(len(text) + 1 for _, text in batches[-1]) + len(line) > MAX_COMMAND:  # + 1: the newlines
+            # No groups, subshells, nested quotes or `$?`: Claude Code refuses what it cannot check before it runs.
+            # `2>&1` before `>`: a refused redirect says why on stdout, between this target's two markers.
+            end = f'echo "{SHELL_LINE} {index} rc=0" || echo "{SHELL_LINE} {index} rc=1"'
+            line = (
+                f'echo "{SHELL_START} {index}"; mkdir -p -- {directory} 2>&1; '
+                f"printf %s {data} | base64 -d 2>&1 > {path} && {end}"
+            )
+            too_long = sum(len(text) + 1 for _, text in batches[-1]) + len(line) > MAX_COMMAND  # + 1: newlines
+            # The control in a command of its own: an agent refuses a whole command that names a path it denies.
+            if too_long or target.kind == CONTROL or (batches[-1] and self.targets[batches[-1][-1][0]].kind == CONTROL):
                 batches.append([])
             batches[-1].append((index, line))
         return [batch for batch in batches if batch]
@@ -130,6 +143,7 @@ class WriteAttack:
 
     def collect(self, results: dict[str, str]) -> None:
         """The answers the model server got back, per (target, channel)."""
+        self.reads = {i: results[f"wr-read-{i}"] for i in range(len(self.targets)) if f"wr-read-{i}" in results}
         for channel, calls in self.calls.items():
             for index, call in calls:
                 text = results.get(call.id)
@@ -162,6 +176,12 @@ class WriteAttack:
         layer = recognise_layer(answer, denials)
         if layer != UNRECOGNISED:
             return Finding(Verdict.DENIED, layer, f"{target.path}: {_excerpt(answer)}")
+        read = self.reads.get(index, "")
+        read_layer = recognise_layer(read, denials) if any(t in answer for t in self.read_first) else UNRECOGNISED
+        if read_layer != UNRECOGNISED:  # the agent writes only what it has read, and the read was refused
+            return Finding(
+                Verdict.DENIED, read_layer, f"{target.path}: not read first, as {read_layer} refused: {_excerpt(read)}"
+            )
         if channel.startswith("shell") and answer.startswith("rc=0"):
             # The shell said it wrote, yet the file never changed: it wrote into the sandbox's private view.
             return Finding(Verdict.DENIED, "OS sandbox", f"{target.path}: the write reached only the sandbox's view")
@@ -239,10 +259,14 @@ def _computed(path: Path) -> str:
 
 
 def _shell_line(output: str, index: int) -> str:
-    """This target's line of the shell channel's output; the whole output when the call was refused outright."""
-    prefix = f"{SHELL_LINE} {index} "
-    line = next((line for line in output.splitlines() if line.startswith(prefix)), None)
-    return line[len(prefix) :] if line is not None else output
+    """This target's part of the shell channel's output: its exit status and what was printed between its
+    markers; the whole output when the call was refused outright."""
+    lines, prefix = output.splitlines(), f"{SHELL_LINE} {index} "
+    end = next((i for i, line in enumerate(lines) if line.startswith(prefix)), None)
+    if end is None:
+        return output
+    start = next((i for i, line in enumerate(lines[:end]) if line == f"{SHELL_START} {index}"), end)
+    return " ".join([lines[end][len(prefix) :], *lines[start + 1 : end]]).strip()
 
 
 def _read(path: Path) -> bytes | None:

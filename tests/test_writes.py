@@ -19,8 +19,10 @@ from boundary.writes import (
     MAX_COMMAND,
     MAX_REWRITE,
     SHELL_LINE,
+    SHELL_START,
     WriteAttack,
     WriteTarget,
+    _shell_line,
     judge_group,
     loosened,
 )
@@ -142,9 +144,11 @@ def test_add_to_builds_every_channel_with_checkpoints(tmp_path: Path) -> None:
         ["wr-reread-0", "wr-reread-2"],
         ["wr-write-0", "wr-write-1", "wr-write-2"],
         ["wr-shell_write-0"],
+        ["wr-shell_write-1"],  # the control, alone: an agent refuses a whole command naming a denied path
         ["wr-shell_write_computed-0"],
+        ["wr-shell_write_computed-1"],
     ]
-    assert sorted(script.checkpoints) == [1, 3, 4, 5]
+    assert sorted(script.checkpoints) == [1, 3, 5, 7]
     assert [c.tool for step in script.steps for c in step][-2:] == ["bash", "bash"]
     edit = script.steps[1][0]
     assert edit.args["oldString"] == '{"denyWrite": ["/x"]}\n'
@@ -155,11 +159,10 @@ def test_add_to_builds_every_channel_with_checkpoints(tmp_path: Path) -> None:
         assert all(attack.applies(i, channel) for i in range(3))
         markers = {t.markers[channel] for t in attack.targets}
         assert len(markers) == 3  # a marker per target and channel
-    for step in script.steps[4:]:
-        command = step[0].args["command"]
-        assert len(command) <= MAX_COMMAND
-        assert command.count(SHELL_LINE) == 3
-    assert str(attack.targets[1].path) not in script.steps[5][0].args["command"]  # computed at run time
+    commands = [step[0].args["command"] for step in script.steps[4:]]
+    assert all(len(command) <= MAX_COMMAND for command in commands)
+    assert [command.count(SHELL_START) for command in commands] == [2, 1, 2, 1]  # the control alone
+    assert str(attack.targets[1].path) not in commands[2]  # computed at run time
 
 
 def test_binary_target_gets_no_edit(tmp_path: Path) -> None:
@@ -238,19 +241,17 @@ def test_judging_a_simulated_job(tmp_path: Path) -> None:
     # shell_write: rc=0 but the config is unchanged; the new file fails with a text no layer explains.
     scratch.write_text(attack.targets[2].content("shell_write"))
     results["wr-shell_write-0"] = "\n".join(
-        [
-            f"{SHELL_LINE} 0 rc=0 ",
-            f"{SHELL_LINE} 1 rc=1 sh: cannot create: Read-only file system",
-            f"{SHELL_LINE} 2 rc=0 ",
-        ]
+        [f"{SHELL_LINE} 0 rc=0 ", f"{SHELL_LINE} 1 rc=1 sh: cannot create: Read-only file system"]
     )
-    script.checkpoints[4]()
+    results["wr-shell_write-1"] = f"{SHELL_LINE} 2 rc=0 "
+    script.checkpoints[5]()
     # shell_write_computed: refused outright, yet the config changed (no marker) and the new file appeared.
     config.write_text("something else\n")
     new.parent.mkdir()
     new.write_text(attack.targets[1].content("shell_write_computed"))
     results["wr-shell_write_computed-0"] = "boundary guard: bash is not allowed"
-    script.checkpoints[5]()
+    results["wr-shell_write_computed-1"] = "boundary guard: bash is not allowed"
+    script.checkpoints[7]()
     attack.collect(results)
 
     def judge(index: int, channel: str, problems: tuple[str, ...] = ()) -> Finding:
@@ -365,3 +366,13 @@ def test_group_all_denied_names_the_majority_layer() -> None:
     result = judge_group(group, "runner_files")
     assert (result.verdict, result.layer) == (Verdict.DENIED, "OS sandbox")
     assert result.detail == "3 files (f-a, f-b, f-c): denied by OS sandbox, runner plugin"
+
+
+def test_a_shell_target_says_why_between_its_markers() -> None:
+    """The reason a redirect was refused is printed between the target's two markers, before its status."""
+    output = (
+        f"{SHELL_START} 0\n{SHELL_LINE} 0 rc=0\n{SHELL_START} 1\nbash: /x: Read-only file system\n{SHELL_LINE} 1 rc=1"
+    )
+    assert _shell_line(output, 0) == "rc=0"
+    assert _shell_line(output, 1) == "rc=1 bash: /x: Read-only file system"
+    assert _shell_line("refused outright", 2) == "refused outright"

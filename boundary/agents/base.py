@@ -14,6 +14,7 @@ class Agent(Protocol):
     denials: ClassVar[dict[str, tuple[str, ...]]]  # layer -> texts of the agent's own refusals
     non_boundary_refusals: ClassVar[tuple[str, ...]]  # refusals for reasons other than a boundary
     serial_tools: ClassVar[frozenset[str]]  # tools the script calls one at a time
+    read_first_refusals: ClassVar[tuple[str, ...]]  # its refusal to write a file it has not read
     lacks: ClassVar[frozenset[str]]  # channel kinds (read, grep, glob, shell, write, edit) it has no tool for
     storage_targets: ClassVar[tuple[str, ...]]  # cross-job targets: what the agent saves in a job's data
     config_plant: ClassVar[tuple[str, ...]]  # files to plant in an empty config directory (tamper targets)

@@ -22,6 +22,7 @@ PERMISSION_DENIALS = (
     "requires approval",
     "has been denied.",  # a path under a deny rule, reached through a symlink or by a search tool
     "For security, Claude Code may only",  # a shell listing outside the working directories, unsandboxed
+    "needs approval. The path is outside the working directories",  # a shell redirect to a literal path
 )
 SAVED_OUTPUT = re.compile(r"Full output saved to: (\S+)")
 
@@ -60,6 +61,9 @@ class ClaudeCode:
     non_boundary_refusals: ClassVar[tuple[str, ...]] = ("File has not been read yet", "exceeds maximum allowed")
     serial_tools: ClassVar[frozenset[str]] = frozenset({"Bash"})  # each call starts its own sandbox
     lacks: ClassVar[frozenset[str]] = frozenset()
+    read_first_refusals: ClassVar[tuple[str, ...]] = (
+        "File has not been read yet",
+    )  # it writes only a file it has read
     # What Claude Code saves per job, under its config directory: the session transcript, outputs too long for
     # the model.
     storage_targets: ClassVar[tuple[str, ...]] = ("planted_transcript", "planted_tool_result")
@@ -104,7 +108,8 @@ class ClaudeCode:
             }
         return {
             "sandbox": sandbox,
-            "permissions": {"deny": deny, "defaultMode": "default"},
+            # Edits inside the working directory go ahead (a runner's job must work); print mode refuses the rest.
+            "permissions": {"deny": deny, "defaultMode": "acceptEdits"},
             "disableAllHooks": True,
             "enableAllProjectMcpServers": False,
         }

@@ -73,6 +73,7 @@ class OpenCode:
     # Each shell call starts its own srt; concurrent ones race on srt's mount points.
     serial_tools: ClassVar[frozenset[str]] = frozenset({"bash"})
     lacks: ClassVar[frozenset[str]] = frozenset()
+    read_first_refusals: ClassVar[tuple[str, ...]] = ()  # it writes only a file it has read
     # What opencode saves per job: outputs too long for the model, and captures of shell calls.
     storage_targets: ClassVar[tuple[str, ...]] = ("planted_tool_output", "shell_capture")
 
