@@ -23,7 +23,7 @@ class ClaudeReferenceRunner(ReferenceRunner):
     """Claude Code jobs with per-job data dirs, permission deny rules, and Claude Code's own sandbox."""
 
     name = "reference"
-    hidden_paths = PROJECT_AGENT_PATHS
+    hidden_paths: tuple[str, ...] = PROJECT_AGENT_PATHS
 
     def __init__(self, sandbox: str = "claude") -> None:
         super().__init__(sandbox="srt")
@@ -53,8 +53,8 @@ class ClaudeReferenceRunner(ReferenceRunner):
         return TOOLS
 
     def extra_flags(self) -> list[str]:
-        """More flags for `claude` (none: print mode never asks, so anything not allowed is refused)."""
-        return []
+        """More flags for `claude`: MCP servers only from `--mcp-config` (none), never the repository's."""
+        return ["--strict-mcp-config"]
 
     def protected_paths(self, paths: JobPaths) -> list[Path]:
         return [paths.checkout / relative for relative in PROJECT_PROTECTED]

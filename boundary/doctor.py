@@ -160,7 +160,7 @@ def _try_namespaces(name: str, argv: list[str]) -> Check:
 
 
 # Sandboxes built on sandbox-runtime: bwrap, socat and rg, and a bwrap that can create namespaces.
-BWRAP_SANDBOXES = ("srt", "claude")
+BWRAP_SANDBOXES = ("srt", "claude", "codex")
 
 
 def first_line(text: str) -> str:

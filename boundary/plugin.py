@@ -31,6 +31,7 @@ UNITS_KEY = pytest.StashKey[list[Unit]]()
 DEFAULT_RUNNER = "boundary.reference:runner"
 PREFLIGHT_PASSED = "boundary_preflight_passed"
 LOADGROUP = "boundary_loadgroup"
+KEPT_MARKER = "KEPT"  # in a work directory kept with --boundary-keep: never reaped
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -215,6 +216,7 @@ def boundary_runs(pytestconfig: pytest.Config, boundary_record: RunRecord) -> It
 
 def _keep_or_remove(config: pytest.Config, workdir: Path) -> None:
     if config.getoption("--boundary-keep"):
+        (workdir / KEPT_MARKER).touch()  # later runs reap only what a killed run left
         print(f"\n[boundary] work directory kept: {workdir}")
     else:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -255,7 +257,8 @@ def reap_leftovers() -> None:
     reap_containers()
     for leftover in Path(tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}*"):
         pid = leftover.name.removeprefix(WORKDIR_PREFIX).split("-")[0]
-        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+        kept = (leftover / KEPT_MARKER).exists()
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists() and not kept:
             shutil.rmtree(leftover, ignore_errors=True)
 
 

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from boundary.claude_runner import ClaudeReferenceRunner
+from boundary.codex_runner import CodexReferenceRunner
 from boundary.runner import ReferenceRunner, Runner
 
-REFERENCE_RUNNERS: dict[str, type[ReferenceRunner]] = {"opencode": ReferenceRunner, "claude": ClaudeReferenceRunner}
+REFERENCE_RUNNERS: dict[str, type[ReferenceRunner]] = {
+    "opencode": ReferenceRunner,
+    "claude": ClaudeReferenceRunner,
+    "codex": CodexReferenceRunner,
+}
 AGENTS = tuple(REFERENCE_RUNNERS)
 
 

@@ -141,7 +141,28 @@ class ClaudeSandbox:
         return Srt().tmpdir_problem(tmpdir)  # the same sandbox-runtime bridges its proxies the same way
 
 
-SANDBOXES: dict[str, type[Sandbox]] = {"srt": Srt, "passthrough": Passthrough, "claude": ClaudeSandbox}
+class CodexSandbox:
+    """codex's own sandbox (bwrap, with a permission profile in its config), not through `$SHELL`."""
+
+    name: ClassVar[str] = "codex"
+    startup_failures: ClassVar[tuple[str, ...]] = ("bwrap: ", "fs sandbox helper failed", "Sandbox expected")
+
+    def wrapper(self, policy: ShellPolicy, workdir: Path) -> str:
+        raise ValueError("codex's sandbox is set in its config (a permission profile), not by a shell wrapper")
+
+    def version(self) -> str:
+        return f"codex {tools.version('codex')}"
+
+    def tmpdir_problem(self, tmpdir: Path) -> str | None:
+        return None  # codex needs CODEX_HOME outside TMPDIR, which the runner checks: it knows both
+
+
+SANDBOXES: dict[str, type[Sandbox]] = {
+    "srt": Srt,
+    "passthrough": Passthrough,
+    "claude": ClaudeSandbox,
+    "codex": CodexSandbox,
+}
 
 
 def get_sandbox(name: str) -> Sandbox:

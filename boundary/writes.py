@@ -41,6 +41,9 @@ class WriteTarget:
     original: bytes | None = None  # None: it did not exist
     markers: dict[str, str] = field(default_factory=dict)  # channel -> its marker
     effects: dict[str, str] = field(default_factory=dict)  # channel -> what changed, seen from outside
+    # channel -> an empty file that appeared (or went) with no marker: a sandbox's mount point while it runs
+    # (codex's bwrap makes one for each protected path that does not exist). Judged once the job has ended.
+    mount_points: dict[str, str] = field(default_factory=dict)
 
     def snapshot(self) -> None:
         self.original = _read(self.path)
@@ -71,6 +74,7 @@ class WriteAttack:
     calls: dict[str, list[tuple[int, ToolCall]]] = field(default_factory=dict)
     reads: dict[int, str] = field(default_factory=dict)  # target index -> the answer to reading it first
     read_first: tuple[str, ...] = ()  # the agent's refusal to write a file it has not read
+    max_command: int = MAX_COMMAND  # the longest shell command the agent takes
     _seen: list[bytes | None] = field(default_factory=list)
 
     def add_to(self, script: Script, runner: Runner) -> None:
@@ -78,9 +82,9 @@ class WriteAttack:
             target.snapshot()
         self._seen = [t.original for t in self.targets]
         agent = runner.agent
-        self.read_first = agent.read_first_refusals
+        self.read_first, self.max_command = agent.read_first_refusals, min(MAX_COMMAND, agent.max_shell_command)
         existing = [(i, t) for i, t in enumerate(self.targets) if t.original is not None]
-        reads = [agent.read(f"wr-read-{i}", t.path) for i, t in existing]
+        reads = [] if "read" in agent.lacks else [agent.read(f"wr-read-{i}", t.path) for i, t in existing]
         edits = [
             (i, agent.edit(f"wr-edit-{i}", t.path, _text(t.original), t.content("edit")))
             for i, t in enumerate(self.targets)
@@ -91,7 +95,7 @@ class WriteAttack:
         script.add_step(*reads)
         script.add_step(*(c for _, c in edits))
         script.checkpoint(lambda: self._observe("edit"))
-        script.add_step(*(agent.read(f"wr-reread-{i}", t.path) for i, t in existing))
+        script.add_step(*(agent.read(f"wr-reread-{i}", t.path) for i, t in existing if reads))
         script.add_step(*(c for _, c in writes))
         script.checkpoint(lambda: self._observe("write"))
         for channel, computed in (("shell_write", False), ("shell_write_computed", True)):
@@ -103,7 +107,7 @@ class WriteAttack:
             script.checkpoint(lambda channel=channel: self._observe(channel))  # type: ignore[misc]
 
     def _shell_batches(self, channel: str, computed: bool) -> list[list[tuple[int, str]]]:
-        """One line per target, in commands short enough for one exec argument (Linux caps one at 128 KiB),
+        """One line per target, in commands the agent takes (Linux caps one exec argument at 128 KiB),
         the control alone in its own."""
         batches: list[list[tuple[int, str]]] = [[]]
         for index, target in enumerate(self.targets):
@@ -117,7 +121,7 @@ class WriteAttack:
                 f'echo "{SHELL_START} {index}"; mkdir -p -- {directory} 2>&1; '
                 f"printf %s {data} | base64 -d 2>&1 > {path} && {end}"
             )
-            too_long = sum(len(text) + 1 for _, text in batches[-1]) + len(line) > MAX_COMMAND  # + 1: newlines
+            too_long = sum(len(text) + 1 for _, text in batches[-1]) + len(line) > self.max_command  # + newlines
             # The control in a command of its own: an agent refuses a whole command that names a path it denies.
             if too_long or target.kind == CONTROL or (batches[-1] and self.targets[batches[-1][-1][0]].kind == CONTROL):
                 batches.append([])
@@ -131,6 +135,8 @@ class WriteAttack:
             marker = target.markers.get(channel, "")
             if now is not None and marker and marker.encode() in now:
                 target.effects[channel] = f"{channel} wrote its marker into {target.path}"
+            elif target.original is None and {now, self._seen[index]} == {None, b""}:
+                target.mount_points[channel] = f"{target.path} appeared empty during {channel}"
             elif now != self._seen[index] and not target.judged_by_marker_only:
                 target.effects[channel] = (
                     f"{target.path} changed during {channel} ({_describe(self._seen[index], now)})"
@@ -143,6 +149,10 @@ class WriteAttack:
 
     def collect(self, results: dict[str, str]) -> None:
         """The answers the model server got back, per (target, channel)."""
+        for target in self.targets:  # an empty file left behind after the job is no mount point: it was made
+            if _read(target.path) is not None:
+                for channel, seen in target.mount_points.items():
+                    target.effects.setdefault(channel, f"{seen}, and was still there after the job")
         self.reads = {i: results[f"wr-read-{i}"] for i in range(len(self.targets)) if f"wr-read-{i}" in results}
         for channel, calls in self.calls.items():
             for index, call in calls:
@@ -220,8 +230,33 @@ def loosened(path: Path, original: bytes | None, marker: str, beacon: Beacon | N
     if original is None and beacon is not None and not suffix:  # a hook, a script run by name
         return f"{beacon.shell()}# {marker}\n"
     if suffix in {".json", ".jsonc"} or text.lstrip().startswith("{"):
-        return json.dumps(_marked(_opened(_json(text)), marker), indent=2) + "\n"
+        config = _armed(path, _opened(_json(text)), beacon)
+        return json.dumps(_marked(config, marker), indent=2) + "\n"
     return f"{text}\n{marker}\n" if text else f"{marker}\n"
+
+
+# JSON files whose entries run commands when the agent starts: Claude Code's settings (hooks) and MCP servers.
+HOOK_FILES = ("settings.json", "settings.local.json")
+MCP_FILES = (".mcp.json",)
+
+
+def _armed(path: Path, config: dict[str, Any], beacon: Beacon | None) -> dict[str, Any]:
+    """Where the file runs commands, one more that runs the beacon (a SessionStart hook, an MCP server)."""
+    if beacon is None:
+        return config
+    command = ["/bin/sh", "-c", beacon.shell()]
+    if path.name in HOOK_FILES:
+        hook = {"hooks": [{"type": "command", "command": shlex.join(command)}]}
+        hooks = _dict(config.get("hooks"))
+        return {**config, "hooks": {**hooks, "SessionStart": [hook]}, "disableAllHooks": False}
+    if path.name in MCP_FILES:
+        servers = _dict(config.get("mcpServers"))
+        return {**config, "mcpServers": {**servers, beacon.id: {"command": command[0], "args": command[1:]}}}
+    return config
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _opened(value: Any) -> Any:

@@ -390,3 +390,35 @@ def test_claude_with_nothing_on_leaks_through_the_shell(pytester: pytest.Pyteste
     result, report = run_suite(pytester, "--runner", "boundary.sabotage.claude:NothingHolds", *CLAUDE_CROSS_JOB)
     assert result.ret == 1
     assert set(verdicts(report, "shell_cat_computed").values()) == {"LEAKED"}
+
+
+# --- codex: its bwrap sandbox with a permission profile holds the shell; without a profile it reads everywhere ---
+
+CODEX_CROSS_JOB = ("--agent", "codex", *CROSS_JOB)
+
+
+def test_codex_reference_runner_passes(pytester: pytest.Pytester) -> None:
+    """codex's reference runner: the permission profile leaves the runner's state unreachable to the shell."""
+    result, report = run_suite(pytester, *CODEX_CROSS_JOB)
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    assert report["run"]["agents"] == {"codex": "codex"}
+    assert {r["verdict"] for r in scenario(report)["results"]} == {"DENIED"}
+    assert scenario(report)["offered_tools"]["offered"] == ["apply_patch", "exec_command", "write_stdin"]
+    assert all(count > 0 for count in scenario(report)["layers"].values())
+
+
+def test_codex_read_only_without_a_profile_leaks(pytester: pytest.Pytester) -> None:
+    """`-s read-only` alone confines writes, not reads: `cat` of job A's transcript returns its canary."""
+    result, report = run_suite(pytester, "--runner", "boundary.sabotage.codex:ReadOnlyNoProfile", *CODEX_CROSS_JOB)
+    assert result.ret == 1
+    assert set(verdicts(report, "shell_cat").values()) == {"LEAKED"}
+    assert verdicts(report, "shell_cat")["saved_output"] == "LEAKED"
+
+
+def test_codex_without_its_sandbox_leaks_through_the_shell(pytester: pytest.Pytester) -> None:
+    """codex's sandbox bypassed: no layer holds, a computed path reads every target, and the OS layer is missed."""
+    result, report = run_suite(pytester, "--sandbox", "passthrough", *CODEX_CROSS_JOB)
+    assert result.ret == 1
+    assert set(verdicts(report, "shell_cat_computed").values()) == {"LEAKED"}
+    assert scenario(report)["layers"]["OS sandbox"] == 0
+    result.stdout.fnmatch_lines(["*FAILED*test_layer_denies*OS_sandbox*"])

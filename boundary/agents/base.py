@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar, Protocol
 
+from boundary.beacon import Beacon
 from boundary.layout import JobPaths
 from boundary.model.script import ToolCall
 
@@ -16,6 +17,7 @@ class Agent(Protocol):
     serial_tools: ClassVar[frozenset[str]]  # tools the script calls one at a time
     read_first_refusals: ClassVar[tuple[str, ...]]  # its refusal to write a file it has not read
     lacks: ClassVar[frozenset[str]]  # channel kinds (read, grep, glob, shell, write, edit) it has no tool for
+    max_shell_command: ClassVar[int]  # the longest command its shell tool takes
     storage_targets: ClassVar[tuple[str, ...]]  # cross-job targets: what the agent saves in a job's data
     config_plant: ClassVar[tuple[str, ...]]  # files to plant in an empty config directory (tamper targets)
 
@@ -45,6 +47,13 @@ class Agent(Protocol):
 
     def storage_path(self, target: str, paths: JobPaths, name: str) -> Path:
         """Where the agent would keep a file of kind `target` (one of `storage_targets`) named after `name`."""
+
+    # A hostile repository: every kind of code the agent loads from a project, each carrying a beacon.
+    hostile_beacons: ClassVar[tuple[str, ...]]  # one name per place the agent runs project code from
+    permissive_config_turns_off: ClassVar[str]  # the layer the repository's permissive config would remove
+
+    def hostile_repository(self, beacons: dict[str, Beacon]) -> dict[str, str]:
+        """Files a hostile repository commits: each beacon where the agent would run it, and a permissive config."""
 
     def project_config_paths(self) -> tuple[tuple[str, str], ...]:
         """Checkout-relative paths the agent reads at start, and what each does."""

@@ -22,9 +22,10 @@ from boundary.model.conversation import next_turn
 from boundary.model.dialect import Dialect
 from boundary.model.messages import Messages
 from boundary.model.record import JobRecord
+from boundary.model.responses import Responses
 from boundary.model.script import Script
 
-DIALECTS: tuple[Dialect, ...] = (ChatCompletions(), Messages())
+DIALECTS: tuple[Dialect, ...] = (ChatCompletions(), Messages(), Responses())
 
 
 def dialect_for(path: str) -> Dialect | None:

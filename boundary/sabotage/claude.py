@@ -5,6 +5,8 @@ Select one with `--agent claude --runner boundary.sabotage.claude:NAME`.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from boundary.claude_runner import ClaudeReferenceRunner
 from boundary.layout import JobPaths
 
@@ -19,7 +21,7 @@ class SandboxOnly(ClaudeReferenceRunner):
         return []
 
     def extra_flags(self) -> list[str]:
-        return ["--dangerously-skip-permissions"]
+        return [*super().extra_flags(), "--dangerously-skip-permissions"]
 
 
 class NothingHolds(SandboxOnly):
@@ -29,3 +31,21 @@ class NothingHolds(SandboxOnly):
 
     def __init__(self, sandbox: str = "passthrough") -> None:
         super().__init__(sandbox=sandbox)
+
+
+class LoadsProjectSettings(ClaudeReferenceRunner):
+    """Project settings and MCP servers on (`--setting-sources user,project,local`, no `--strict-mcp-config`),
+    the checkout's agent files neither hidden nor protected: a repository's hooks and MCP servers run unconfined
+    (CVE-2025-59536), and a job's edits to its instructions stick."""
+
+    name = "claude-loads-project-settings"
+    hidden_paths = ()
+
+    def protected_paths(self, paths: JobPaths) -> list[Path]:
+        return []
+
+    def settings(self, paths: JobPaths) -> dict[str, object]:
+        return {**super().settings(paths), "disableAllHooks": False}
+
+    def extra_flags(self) -> list[str]:
+        return ["--setting-sources", "user,project,local"]

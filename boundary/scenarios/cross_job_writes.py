@@ -24,7 +24,7 @@ TARGETS = ("checkout_file", "new_checkout_file", "saved_output", "new_data_file"
 
 class CrossJobWrites(Scenario):
     name = "cross_job_writes"
-    agents = frozenset({"opencode", "claude"})
+    agents = frozenset({"opencode", "claude", "codex"})
     title = "job B writes into job A's checkout and data directory"
 
     def plan(self, runner: Runner) -> list[Cell]:

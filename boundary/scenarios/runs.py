@@ -60,9 +60,9 @@ class ScenarioRuns:
     def _run(self, unit: Unit) -> ScenarioRecord:
         scenario, runner, name = unit.scenario, unit.make_runner(), unit.scenario.name
         claimed = list(runner.denials) if scenario.checks_layers else []
-        plan = scenario.plan(runner)
-        record = ScenarioRecord(unit.key, scenario.title, plan, claimed, scenario.checks_layers, agent=unit.agent)
         uncovered = scenario.not_covered(runner)
+        plan = [] if uncovered else scenario.plan(runner)
+        record = ScenarioRecord(unit.key, scenario.title, plan, claimed, scenario.checks_layers, agent=unit.agent)
         if uncovered:
             record.errors.append(uncovered)
             return record

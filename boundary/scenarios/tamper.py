@@ -38,7 +38,7 @@ PLANTED: Cell = ("planted_code", "resumed")
 
 class Tamper(Scenario):
     name = "tamper"
-    agents = frozenset({"opencode"})
+    agents = frozenset({"opencode", "claude", "codex"})
     title = "job B rewrites every file that configures it, then reads job A's output (again after a restart)"
 
     def plan(self, runner: Runner) -> list[Cell]:

@@ -1,0 +1,45 @@
+"""Sabotaged codex runners: each removes one defence, and the harness must report it.
+
+Select one with `--agent codex --runner boundary.sabotage.codex:NAME`.
+"""
+
+from __future__ import annotations
+
+from boundary.codex_runner import CodexReferenceRunner
+from boundary.layout import JobPaths
+
+
+class ReadOnlyNoProfile(CodexReferenceRunner):
+    """`-s read-only` and no permission profile, as codex's docs suggest for untrusted work: the shell still
+    reads everywhere, so job A's transcript is one `cat` away."""
+
+    name = "codex-read-only-no-profile"
+
+    def permissions(self, paths: JobPaths) -> dict[str, str] | None:
+        return None
+
+    def extra_flags(self) -> tuple[str, ...]:
+        return ("--ignore-user-config", "-s", "read-only")
+
+
+class WorkspaceWriteNoProfile(ReadOnlyNoProfile):
+    """`-s workspace-write`: writes are held to the checkout, reads are not held at all."""
+
+    name = "codex-workspace-write-no-profile"
+
+    def extra_flags(self) -> tuple[str, ...]:
+        return ("--ignore-user-config", "-s", "workspace-write")
+
+
+class TrustsTheProject(CodexReferenceRunner):
+    """`--trust` and hook trust, hooks on, the checkout's agent files not hidden: the repository's MCP server
+    and hooks run unconfined at start (what trusting a project means)."""
+
+    name = "codex-trusts-the-project"
+    hidden_paths = ()
+
+    def features_off(self) -> tuple[str, ...]:
+        return tuple(f for f in super().features_off() if f != "hooks")
+
+    def extra_flags(self) -> tuple[str, ...]:
+        return ("--trust", "--dangerously-bypass-hook-trust")  # trust is checked against the user config
