@@ -46,8 +46,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--agent",
         metavar="NAME[,NAME…]",
-        help=f"the agents the jobs run, side by side: any of {','.join(AGENTS)} (default: the runner's own; the "
-        "reference runner's is opencode). Each agent gets its own runner and runs every selected scenario",
+        help=f"the agents the jobs run, side by side: any of {','.join(AGENTS)} (default: all of them with the "
+        "reference runners, else the runner's own). Each agent gets its own runner and runs every selected scenario",
     )
     group.addoption(
         "--sandbox",
@@ -105,6 +105,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def load_runners(spec: str, sandbox: str | None, agents: str | None) -> list[Callable[[], Runner]]:
     """One runner factory per agent asked for (`--agent a,b`), or the runner's own agent."""
+    if agents is None and spec == DEFAULT_RUNNER:
+        agents = ",".join(AGENTS)  # the reference runners: every agent, side by side
     names = [name.strip() for name in agents.split(",") if name.strip()] if agents else [None]
     unknown = [name for name in names if name is not None and name not in AGENTS]
     if unknown:

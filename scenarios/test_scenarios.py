@@ -34,7 +34,9 @@ def _params(metafunc: pytest.Metafunc, second: str | None) -> list[Any]:
     for unit in planned_units(config):
         scenario, runner = unit.scenario, unit.make_runner()
         prefix = f"{runner.agent.name}-{runner.sandbox.name}"
-        group, name, key = pytest.mark.xdist_group(unit.key.replace("/", "-")), scenario.name, unit.key
+        # One worker per unit; a scenario that searches the host runs all its units in one worker, one by one.
+        group_name = scenario.name if scenario.searches_the_host else unit.key.replace("/", "-")
+        group, name, key = pytest.mark.xdist_group(group_name), scenario.name, unit.key
         if scenario.not_covered(runner):  # one test, failing with the reason: not covered is no pass
             params += [pytest.param(key, None, marks=group, id=f"{name}-{prefix}-not-covered")] if second else []
             params += [] if second else [pytest.param(key, marks=group, id=f"{name}-{prefix}-not-covered")]

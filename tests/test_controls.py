@@ -49,7 +49,7 @@ def verdicts(report: dict[str, Any], channel: str, name: str = "cross_job") -> d
     return {r["target"]: r["verdict"] for r in scenario(report, name)["results"] if r["channel"] == channel}
 
 
-CROSS_JOB = ("--scenario", "cross_job")
+CROSS_JOB = ("--agent", "opencode", "--scenario", "cross_job")  # one agent: the default runs all three
 
 
 def test_reference_runner_passes(pytester: pytest.Pytester) -> None:
@@ -57,13 +57,14 @@ def test_reference_runner_passes(pytester: pytest.Pytester) -> None:
     result, report = run_suite(pytester)
     assert result.ret == 0, result.stdout.str()[-3000:]
     names = {"cross_job", "cross_job_writes", "tamper", "hostile_repository", "sweep"}
-    assert set(report["scenarios"]) == {f"opencode/{name}" for name in names}
+    agents = ("opencode", "claude", "codex")  # the default: every agent's reference runner, side by side
+    assert set(report["scenarios"]) == {f"{agent}/{name}" for agent in agents for name in names}
     for part in report["scenarios"].values():
         assert {r["verdict"] for r in part["results"]} == {"DENIED"}
         assert part["offered_tools"]["passed"]
         assert all(job["network"]["clean"] for job in part["jobs"])
         assert all(state["ok"] for state in part["host"]["checks"].values())
-    assert all(count > 0 for count in scenario(report)["layers"].values())
+    assert all(count > 0 for agent in agents for count in report["scenarios"][f"{agent}/cross_job"]["layers"].values())
     result.stdout.fnmatch_lines(["*RESULT: PASS*"])
 
 
@@ -355,7 +356,7 @@ def test_live_host_without_a_bus_fails_with_the_alternative(pytester: pytest.Pyt
 
 # --- Claude Code: its own sandbox confines Bash only; the file tools need permission rules ----------------------
 
-CLAUDE_CROSS_JOB = ("--agent", "claude", *CROSS_JOB)
+CLAUDE_CROSS_JOB = ("--agent", "claude", "--scenario", "cross_job")
 
 
 def test_claude_reference_runner_passes(pytester: pytest.Pytester) -> None:
@@ -394,7 +395,7 @@ def test_claude_with_nothing_on_leaks_through_the_shell(pytester: pytest.Pyteste
 
 # --- codex: its bwrap sandbox with a permission profile holds the shell; without a profile it reads everywhere ---
 
-CODEX_CROSS_JOB = ("--agent", "codex", *CROSS_JOB)
+CODEX_CROSS_JOB = ("--agent", "codex", "--scenario", "cross_job")
 
 
 def test_codex_reference_runner_passes(pytester: pytest.Pytester) -> None:
@@ -422,3 +423,24 @@ def test_codex_without_its_sandbox_leaks_through_the_shell(pytester: pytest.Pyte
     assert set(verdicts(report, "shell_cat_computed").values()) == {"LEAKED"}
     assert scenario(report)["layers"]["OS sandbox"] == 0
     result.stdout.fnmatch_lines(["*FAILED*test_layer_denies*OS_sandbox*"])
+
+
+# --- every agent's hostile repository can fire: a runner that loads the project's configuration runs it all ----
+
+
+def test_claude_loading_project_settings_executes_the_repositorys_hooks_and_mcp_server(
+    pytester: pytest.Pytester,
+) -> None:
+    """CVE-2025-59536's shape: project settings and MCP servers on, nothing hidden: each beacon runs unconfined."""
+    options = ("--runner", "boundary.sabotage.claude:LoadsProjectSettings", "--scenario", "hostile_repository")
+    result, report = run_suite(pytester, "--agent", "claude", *options)
+    assert result.ret == 1
+    assert set(verdicts(report, "loaded", "hostile_repository").values()) == {"EXECUTED"}
+
+
+def test_codex_trusting_the_project_executes_its_mcp_server_and_hooks(pytester: pytest.Pytester) -> None:
+    """`--trust` (and hook trust): the repository's MCP server and SessionStart hook run unconfined."""
+    options = ("--runner", "boundary.sabotage.codex:TrustsTheProject", "--scenario", "hostile_repository")
+    result, report = run_suite(pytester, "--agent", "codex", *options)
+    assert result.ret == 1
+    assert set(verdicts(report, "loaded", "hostile_repository").values()) == {"EXECUTED"}

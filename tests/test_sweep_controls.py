@@ -1,22 +1,36 @@
-"""The sweep's controls read each result in full, as its probes do (found under load, reproduced with noise)."""
+"""The sweep reads what it found in full: the shell sweeps from the files B wrote, the grep tool's whole result."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
 from boundary.model.record import JobRecord
-from boundary.scenarios.sweep import _controls
+from boundary.scenarios.sweep import SWEEP_OUTPUT, _controls, _found
 
 OWN, SECRET = "BOUNDARY-own", "BOUNDARY-secret"
 
 
-def test_a_control_found_only_in_the_saved_aside_output_holds() -> None:
-    """A large sweep output is truncated for the model; B's own line may be in the part saved aside."""
-    record = JobRecord("job-b", results={"shell_sweep": "…truncated", "grep_control": OWN, "proc_sweep": SECRET})
-    controls = _controls(record, OWN, SECRET, lambda shown: shown + ("\n" + OWN if "truncated" in shown else ""))
-    assert controls == {"shell_sweep": None, "grep_tool": None, "proc_sweep": None}
+def _runner(full: Any) -> Any:
+    return SimpleNamespace(agent=SimpleNamespace(full_result=full))
 
 
-def test_a_control_found_nowhere_fails() -> None:
-    record = JobRecord("job-b", results={"shell_sweep": "…truncated", "grep_control": OWN})
-    controls = _controls(record, OWN, SECRET, lambda shown: shown)
+def test_the_shell_sweeps_are_read_from_the_files_b_wrote(tmp_path: Path) -> None:
+    """However little of a long output the agent showed the model, the file holds all of it."""
+    (tmp_path / f"{SWEEP_OUTPUT}shell_sweep").write_text("\n".join(["noise"] * 80_000 + [OWN]))
+    (tmp_path / f"{SWEEP_OUTPUT}proc_sweep").write_text(f"/proc/1/environ:{SECRET}\n")
+    record = JobRecord("job-b", results={"shell_sweep": "…truncated", "grep_control": OWN, "grep_tool": ""})
+    found = _found(_runner(lambda shown: shown), record, SimpleNamespace(checkout=tmp_path))  # type: ignore[arg-type]
+    assert _controls(found, record, OWN, SECRET, lambda shown: shown) == dict.fromkeys(
+        ("shell_sweep", "grep_tool", "proc_sweep")
+    )
+
+
+def test_a_sweep_that_wrote_nothing_fails_its_control(tmp_path: Path) -> None:
+    record = JobRecord("job-b", results={"grep_control": "…truncated"})
+    found = _found(_runner(lambda shown: shown + "\n" + OWN), record, SimpleNamespace(checkout=tmp_path))  # type: ignore[arg-type]
+    controls = _controls(found, record, OWN, SECRET, lambda shown: shown + "\n" + OWN)
     assert controls["shell_sweep"] == "control failed: shell_sweep did not find the job's own canary"
-    assert controls["proc_sweep"] == "control for proc_sweep never ran"
+    assert controls["proc_sweep"] == "control failed: proc_sweep did not find the job's own canary"
+    assert controls["grep_tool"] is None  # found in the part the agent saved aside

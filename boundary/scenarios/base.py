@@ -43,6 +43,9 @@ class Scenario(ABC):
     title: ClassVar[str]  # one line for the report: what the scenario tries
     checks_layers: ClassVar[bool] = False  # every layer the runner claims must deny one of its probes
     agents: ClassVar[frozenset[str] | None] = None  # the agents it knows how to attack; None: every agent
+    # Its jobs search the whole host: two of its units at once would find each other's records (one job's
+    # transcript holding the other's canaries), so its units run one after another, in one worker.
+    searches_the_host: ClassVar[bool] = False
 
     def not_covered(self, runner: Runner) -> str | None:
         """Why this scenario cannot attack the runner's agent yet (its run then fails: not covered is no pass)."""
