@@ -125,6 +125,11 @@ def side_by_side(report: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return agents, list(rows.values())
 
 
+def not_applicable(scenario: dict[str, Any]) -> str:
+    kinds = ", ".join(str(kind) for kind in scenario.get("not_applicable") or [])
+    return f"not applicable: channels through a {kinds} tool ({scenario.get('agent')} has none) — not tried"
+
+
 def _agent_of(name: str, scenario: dict[str, Any]) -> str:
     return str(scenario.get("agent") or name.rpartition("/")[0] or "?")
 
@@ -254,6 +259,7 @@ def to_markdown(report: dict[str, Any]) -> str:
         lines += ["| " + " | ".join(_md(cell) for cell in row) + " |" for row in rows] + [""]
     for name, scenario in _scenarios(report).items():
         lines += [f"### {name}: {_md(scenario.get('title', ''))}", "", *_md_matrix(scenario), ""]
+        lines += [f"*{_md(not_applicable(scenario))}*", ""] if scenario.get("not_applicable") else []
         lines += [_md_offered(scenario), *_md_layers(scenario), *_md_host(scenario), "", *_md_jobs(scenario)]
         lines += _md_not_denied(scenario) + _md_errors(scenario) + [""]
     lines += [f"<sub>✅ the layer that denied: {LEGEND}</sub>", *_md_errors(_run(report))]
@@ -400,6 +406,7 @@ def to_html(report: dict[str, Any]) -> str:
     for name, scenario in _scenarios(report).items():
         body += [f'<h2 class="scenario">{_e(name)}: {_e(scenario.get("title", ""))}</h2>']
         body += [*_html_matrix(scenario), *_html_checks(scenario), *_html_host(scenario), *_html_jobs(scenario)]
+        body += [f"<p><i>{_e(not_applicable(scenario))}</i></p>"] if scenario.get("not_applicable") else []
         body += [*_html_not_denied(scenario), *_html_errors(scenario), *_html_all_results(scenario)]
     head = f'<meta charset="utf-8"><title>{_e(title)}</title><style>{CSS}</style>'
     return (

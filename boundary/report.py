@@ -14,7 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from boundary.offered import OfferedTools
-from boundary.render import LAYER_SHORT, failures, scenario_failures, side_by_side, to_html, to_markdown
+from boundary.render import (
+    LAYER_SHORT,
+    failures,
+    not_applicable,
+    scenario_failures,
+    side_by_side,
+    to_html,
+    to_markdown,
+)
 from boundary.scenarios.base import Cell, ProbeResult
 from boundary.session import JobReport
 
@@ -32,6 +40,7 @@ class ScenarioRecord:
     errors: list[str] = field(default_factory=list)  # what stopped the scenario before it had results
     host: dict[str, Any] | None = None  # host health (boundary.host.health.host_report)
     agent: str = ""
+    not_applicable: list[str] = field(default_factory=list)  # tool kinds the agent lacks: their channels not tried
 
     def layer_counts(self) -> dict[str, int]:
         """How many probes each claimed layer denied; a claimed layer that denied none is not shown to work."""
@@ -48,6 +57,7 @@ class ScenarioRecord:
         return {
             "title": self.title,
             "agent": self.agent,
+            "not_applicable": self.not_applicable,
             "planned": [list(cell) for cell in self.planned],
             "results": [r.as_dict() for r in self.results],
             "jobs": [j.as_dict() for j in self.jobs],
@@ -162,6 +172,8 @@ def _scenario_lines(name: str, scenario: dict[str, Any]) -> list[str]:
     failed = scenario_failures(name, scenario)
     lines = [f"== {name}: {scenario.get('title')} — {'FAILED' if failed else 'held'}"]
     lines += _matrix(scenario.get("results") or [])
+    if scenario.get("not_applicable"):
+        lines.append(not_applicable(scenario))
     offered = scenario.get("offered_tools")
     if offered:
         mark = "held" if offered.get("passed") else "FAILED"

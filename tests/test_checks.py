@@ -159,7 +159,18 @@ def test_json_report_has_the_documented_shape(tmp_path: Path) -> None:
     assert set(data["run"]) >= {"versions", "host", "agents", "started", "duration_s", "planned_scenarios", "errors"}
     scenario = data["scenarios"]["cross_job"]
     assert set(scenario) == {
-        *("title", "agent", "planned", "results", "jobs", "offered_tools", "checks_layers", "layers", "host"),
+        *(
+            "title",
+            "agent",
+            "not_applicable",
+            "planned",
+            "results",
+            "jobs",
+            "offered_tools",
+            "checks_layers",
+            "layers",
+            "host",
+        ),
         "errors",
     }
     assert set(scenario["results"][0]) == {

@@ -150,3 +150,13 @@ def test_flake_nix_parses():
         check=False,
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_the_matrix_runs_every_agent():
+    """Each agent's reference runner is its own matrix cell, side by side in the checks list."""
+    from boundary.reference import AGENTS
+
+    _, job = _matrix_job(_load(RUNNER_SANDBOX))
+    assert set(job["strategy"]["matrix"]["agent"]) == set(AGENTS)
+    steps = job["steps"]
+    assert "--agent ${{ matrix.agent }}" in steps[_step_index(steps, "just runner-sandbox")]["run"]

@@ -265,3 +265,20 @@ def test_html_renders_in_chromium(tmp_path: Any) -> None:
     done = subprocess.run([chromium, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert 'id="matrix"' in done.stdout and re.search(r'class="cell leaked"', done.stdout), done.stdout[:2000]
+
+
+def test_agents_side_by_side_and_what_an_agent_cannot_try() -> None:
+    """Several agents: a scenario × agent table first; a channel an agent has no tool for is said, not passed."""
+    from boundary.report import summary_lines
+
+    report = make_report()
+    codex = cross(report) | {"agent": "codex", "not_applicable": ["glob", "grep", "read"]}
+    report["scenarios"] = {"opencode/cross_job": cross(report) | {"agent": "opencode"}, "codex/cross_job": codex}
+    report["run"]["agents"] = {"opencode": "srt", "codex": "codex"}
+    report["run"]["planned_scenarios"] = list(report["scenarios"])
+    lines = summary_lines(report)
+    header = next(i for i, line in enumerate(lines) if line.split() == ["opencode", "codex"])
+    assert lines[header + 1].split()[0] == "cross_job" and lines[header + 1].count("held") == 2
+    said = "not applicable: channels through a glob, grep, read tool (codex has none) — not tried"
+    assert said in lines and said in to_markdown(report).replace("\\", "") and said in to_html(report)
+    assert "<h2>Agents side by side</h2>" in to_html(report)

@@ -63,6 +63,7 @@ class ScenarioRuns:
         uncovered = scenario.not_covered(runner)
         plan = [] if uncovered else scenario.plan(runner)
         record = ScenarioRecord(unit.key, scenario.title, plan, claimed, scenario.checks_layers, agent=unit.agent)
+        record.not_applicable = sorted(runner.agent.lacks)
         if uncovered:
             record.errors.append(uncovered)
             return record
