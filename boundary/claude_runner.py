@@ -11,6 +11,7 @@ configuration is hidden from the agent process at each start.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from boundary.agents.claude import FORBIDDEN_TOOLS, PROJECT_AGENT_PATHS, PROJECT_PROTECTED, TOOLS, ClaudeCode
@@ -69,17 +70,45 @@ class ClaudeReferenceRunner(ReferenceRunner):
         }
         return self.agent.settings(self.sandbox.name == "claude", filesystem, self.deny_rules(paths))
 
-    def deny_rules(self, paths: JobPaths) -> list[str]:
-        """The file tools never read or edit the runner's state: accounts, every job's data and runner files.
+    def other_checkouts(self, paths: JobPaths) -> list[Path]:
+        """Every checkout beside the job's own, as path patterns."""
+        return [paths.checkout.parent / name for name in all_but(paths.checkout.name)]
 
-        Other jobs' checkouts and TMPDIRs are outside the working directory, which print mode never grants.
+    def deny_rules(self, paths: JobPaths) -> list[str]:
+        """The file tools never read or edit the runner's state: accounts, every job's data and runner files,
+        and every other job's checkout.
+
+        Outside the working directory print mode refuses ("you haven't granted it yet"), but in a terminal
+        that is a question an operator may answer yes (the terminal scenario: job A's checkout leaked), and
+        a deny rule is never asked. Deny beats allow, so the rules name every checkout but the job's own.
         Claude Code also hands these rules to its sandbox (a Read rule denies reading, an Edit rule writing),
         so they must not cover the job's own TMPDIR: its shell keeps its working directory there.
         """
         state = self._layout().state
         places = [state / "accounts", state / "runner", paths.checkout.parent / "*.data"]
+        places += self.other_checkouts(paths)
         places += self.protected_paths(paths)
         rules = []
         for place in places:
             rules += [f"{tool}(/{path})" for tool in ("Read", "Edit") for path in (place, place / "**")]
         return rules
+
+
+NAME_CHARACTERS = "abcdefghijklmnopqrstuvwxyz0123456789_.-"  # a job's name, as Claude Code's rules compare it
+
+
+def all_but(name: str) -> list[str]:
+    """Path patterns that match every directory name except `name`: one that differs at some position, is
+    longer, or is a strict prefix of it.
+
+    Claude Code 2.1.332 (seen live) compares rule paths gitignore-style and ignoring case; `[!c]` and `[^c]`
+    do not negate there, so "any character but c" is spelled as the class of every other name character.
+    """
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+        raise ValueError(f"job name {name!r}: only letters, digits, '_', '.' and '-' make a safe pattern")
+
+    def other_than(c: str) -> str:
+        return "[" + NAME_CHARACTERS.replace(c.lower(), "") + "]"
+
+    differs = [f"{name[:i]}{other_than(c)}*" for i, c in enumerate(name)]
+    return [*differs, f"{name}?*", *(name[:i] for i in range(1, len(name)))]

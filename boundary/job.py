@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import subprocess
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
+
+import pexpect  # type: ignore[import-untyped]
 
 from boundary import proc
 from boundary.netns import wrap
@@ -66,4 +72,43 @@ def run_job(
             exit_code = None
         finally:
             proc.stop_group(process)  # SIGTERM its group, SIGKILL after a grace period
+    return JobOutcome(job.name, exit_code, time.monotonic() - started, transcript)
+
+
+# Someone at the keyboard: drives the job's terminal until the job is done, by a monotonic deadline.
+Operator = Callable[[pexpect.spawn, float], None]
+
+
+def run_terminal_job(
+    job: Job,
+    model_socket: Path,
+    transcript: Path,
+    timeout_s: float,
+    trace: Path | None,
+    operator: Operator,
+    enter: tuple[str, ...] = (),
+) -> JobOutcome:
+    """Run the job as `run_job` does (own namespaces, traced), but on a pseudo-terminal that `operator` types into.
+
+    The transcript is the raw terminal output. Not in a pod: strace there writes to an inherited fd, which
+    a pty's fork does not pass.
+    """
+    started = time.monotonic()
+    deadline = started + timeout_s
+    argv = wrap(job.argv, job.checkout, model_socket, trace, enter)
+    exit_code: int | None = None
+    with transcript.open("wb") as out:
+        child = pexpect.spawn(argv[0], argv[1:], env=job.env, cwd=str(job.checkout), dimensions=(50, 200))
+        child.logfile_read = out  # what the terminal showed; nothing is read before the operator starts
+        try:
+            operator(child, deadline)
+            child.expect(pexpect.EOF, timeout=max(0.0, deadline - time.monotonic()))
+            child.wait()
+            exit_code = child.exitstatus if child.signalstatus is None else 128 + child.signalstatus
+        except pexpect.TIMEOUT:
+            exit_code = None
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signal.SIGKILL)  # the pty's session: unshare --kill-child takes the rest
+            child.close(force=True)
     return JobOutcome(job.name, exit_code, time.monotonic() - started, transcript)

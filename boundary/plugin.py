@@ -87,7 +87,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=[],
         choices=list(SCENARIOS),
         metavar="NAME",
-        help=f"run only this scenario (repeatable; default: all of {', '.join(SCENARIOS)})",
+        help="run only this scenario (repeatable; default: every scenario but those run only when named: "
+        f"{', '.join(name for name, kind in SCENARIOS.items() if not kind.in_default_run) or 'none'}); one of "
+        f"{', '.join(SCENARIOS)}",
     )
     group.addoption(
         "--tools",
@@ -145,7 +147,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     os.environ[tools.SOURCE_ENV] = config.getoption("--tools")  # runner code, workers and controls read it
     factories = load_runners(config.getoption("--runner"), config.getoption("--sandbox"), config.getoption("--agent"))
-    names = config.getoption("--scenario") or list(SCENARIOS)
+    names = config.getoption("--scenario") or [name for name, kind in SCENARIOS.items() if kind.in_default_run]
     scenarios = [get_scenario(name) for name in dict.fromkeys(names)]
     units = [Unit(make_runner, scenario) for make_runner in factories for scenario in scenarios]
     config.stash[UNITS_KEY] = units

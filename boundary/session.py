@@ -10,7 +10,7 @@ from pathlib import Path
 
 from boundary.host.base import Host
 from boundary.host.health import HostHealth
-from boundary.job import JobOutcome, run_job
+from boundary.job import JobOutcome, Operator, run_job, run_terminal_job
 from boundary.layout import create_repository
 from boundary.model import JobRecord, ModelServer, Script
 from boundary.netns import model_url
@@ -93,8 +93,13 @@ class Session:
         runner.setup(self.workdir / "state", repository)
         return repository
 
-    def run(self, job: Job, script: Script, resumed: bool = False) -> tuple[JobOutcome, JobRecord]:
-        """Run the job to its end. `resumed`: the same job again, a new agent process (as a runner continues one)."""
+    def run(
+        self, job: Job, script: Script, resumed: bool = False, operator: Operator | None = None
+    ) -> tuple[JobOutcome, JobRecord]:
+        """Run the job to its end. `resumed`: the same job again, a new agent process (as a runner continues one).
+
+        `operator`: the job runs on a terminal that it types into (its argv is the agent's interactive mode).
+        """
         key = f"{self.scenario}.{job.name}"
         record = self.server.open_job(key, script, replace=resumed)
         key += ".resumed" if resumed else ""
@@ -107,7 +112,13 @@ class Session:
         self._run_hooks(job)
         with self._watching(key):
             log = transcripts / f"{key}.log"
-            outcome = run_job(job, self.server.socket_path, log, self.timeout_s, trace, self._enter(), self.pod)
+            if operator is None:
+                outcome = run_job(job, self.server.socket_path, log, self.timeout_s, trace, self._enter(), self.pod)
+            elif self.pod is not None:
+                raise ValueError("a terminal job runs in its own namespaces, not in a shared one")
+            else:
+                socket, enter = self.server.socket_path, self._enter()
+                outcome = run_terminal_job(job, socket, log, self.timeout_s, trace, operator, enter)
         self.progress(f"[boundary] {time.strftime('%H:%M:%S')} job {key} finished in {outcome.wall_s:.1f} s")
         if self.health is not None and self.pod is None:  # in a pod: once it is gone (others may still run)
             self.health.take(f"after {key}")

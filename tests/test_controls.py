@@ -444,3 +444,28 @@ def test_codex_trusting_the_project_executes_its_mcp_server_and_hooks(pytester: 
     result, report = run_suite(pytester, "--agent", "codex", *options)
     assert result.ret == 1
     assert set(verdicts(report, "loaded", "hostile_repository").values()) == {"EXECUTED"}
+
+
+# --- Claude Code in a terminal: an operator who says yes to every prompt removes the "not granted yet" refusals --
+
+
+CLAUDE_TERMINAL = ("--agent", "claude", "--scenario", "terminal")
+
+
+def test_claude_reference_runner_holds_in_a_terminal(pytester: pytest.Pytester) -> None:
+    """Deny rules are never asked: every prompt approved, the file tools still miss job A, the sandbox the shell."""
+    result, report = run_suite(pytester, *CLAUDE_TERMINAL)
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    assert {r["verdict"] for r in scenario(report, "terminal")["results"]} == {"DENIED"}
+    assert set(verdicts(report, "shell_cat_computed", "terminal").values()) == {"DENIED"}
+
+
+def test_claude_relying_on_print_mode_leaks_once_an_operator_approves(pytester: pytest.Pytester) -> None:
+    """Without a deny rule for other checkouts, the operator's yes lets every file tool read job A's checkout."""
+    result, report = run_suite(pytester, "--runner", "boundary.sabotage.claude:TrustsPrintMode", *CLAUDE_TERMINAL)
+    assert result.ret == 1
+    leaked = {ch: verdicts(report, ch, "terminal")["checkout_file"] for ch in ("read", "read_relative", "grep", "glob")}
+    assert set(leaked.values()) == {"LEAKED"}, leaked
+    assert verdicts(report, "shell_cat_computed", "terminal")["checkout_file"] == "DENIED"  # the sandbox still holds
+    output = next(r for r in scenario(report, "terminal")["results"] if r["channel"] == "job_output")
+    assert "operator approved" in output["detail"]

@@ -57,6 +57,10 @@ QUIET_ENV = {
     "DISABLE_ERROR_REPORTING": "1",
     "DISABLE_AUTOUPDATER": "1",
     "ENABLE_TOOL_SEARCH": "false",  # every offered tool in every request, so the offered set is checked whole
+    # Interactive mode also fetches the model catalog (downloads.claude.ai) and clones the official plugin
+    # marketplace (github.com) at start; print mode does neither (seen live, 2.1.332).
+    "CLAUDE_CODE_MODEL_CATALOG": "off",
+    "CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL": "1",
 }
 
 

@@ -49,3 +49,13 @@ class LoadsProjectSettings(ClaudeReferenceRunner):
 
     def extra_flags(self) -> list[str]:
         return ["--setting-sources", "user,project,local"]
+
+
+class TrustsPrintMode(ClaudeReferenceRunner):
+    """No deny rule for other jobs' checkouts: print mode refuses them anyway ("you haven't granted it yet"),
+    so cross_job passes; in a terminal that refusal is a question, and an operator's yes reads job A's files."""
+
+    name = "claude-trusts-print-mode"
+
+    def other_checkouts(self, paths: JobPaths) -> list[Path]:
+        return []

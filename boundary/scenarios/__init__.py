@@ -8,8 +8,11 @@ from boundary.scenarios.cross_job_writes import CrossJobWrites
 from boundary.scenarios.hostile_repository import HostileRepository
 from boundary.scenarios.sweep import Sweep
 from boundary.scenarios.tamper import Tamper
+from boundary.scenarios.terminal import Terminal
 
-SCENARIOS: dict[str, type[Scenario]] = {s.name: s for s in (CrossJob, CrossJobWrites, Tamper, HostileRepository, Sweep)}
+SCENARIOS: dict[str, type[Scenario]] = {
+    s.name: s for s in (CrossJob, CrossJobWrites, Tamper, HostileRepository, Sweep, Terminal)
+}
 
 __all__ = ["SCENARIOS", "Cell", "ProbeResult", "Scenario", "get_scenario"]
 

@@ -43,6 +43,7 @@ class Scenario(ABC):
     title: ClassVar[str]  # one line for the report: what the scenario tries
     checks_layers: ClassVar[bool] = False  # every layer the runner claims must deny one of its probes
     agents: ClassVar[frozenset[str] | None] = None  # the agents it knows how to attack; None: every agent
+    in_default_run: ClassVar[bool] = True  # False: only with --scenario NAME (it suits some runners' agents only)
     # Its jobs search the whole host: two of its units at once would find each other's records (one job's
     # transcript holding the other's canaries), so its units run one after another, in one worker.
     searches_the_host: ClassVar[bool] = False

@@ -1,0 +1,219 @@
+"""The terminal scenario: cross_job's attack, but job B runs Claude Code's interactive mode with an operator at it.
+
+Some runners drive agents in a terminal (tmux, a pty) instead of print mode. There a permission
+that print mode refuses ("you haven't granted it yet") becomes a question, and a careless operator
+answers every question yes. The scenario shows which layer that removes (the agent permission
+layer, except for deny rules, which never ask) and that the OS sandbox must still hold the shell.
+Job A is cross_job's (print mode); job B probes the same targets through the same channels, so the
+two tables line up.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pexpect  # type: ignore[import-untyped]
+import pyte
+
+from boundary import canary
+from boundary.model import ModelServer, Script
+from boundary.probes import Target, matrix_for, targets_for
+from boundary.runner import Job, Runner
+from boundary.scenarios.base import Cell, ProbeResult, Scenario
+from boundary.scenarios.cross_job import REPOSITORY_FILES, job_output_findings, judge_probes, plan_probes, run_job_a
+from boundary.session import Session
+
+# Claude Code 2.1.332's start-up questions, as its screen shows them (seen live): (what to find, the option to
+# pick, the key that moves the selection there). Answered ahead in its state (`_onboarded`); here if one comes.
+DIALOGS = {
+    "trust this folder": ("Yes, I trust this folder", "Yes, I trust this folder", "\x1b[B"),
+    "use ANTHROPIC_API_KEY": ("Do you want to use this API key?", "Yes", "\x1b[A"),
+    "bypass permissions mode": ("Bypass Permissions mode", "Yes, I accept", "\x1b[B"),
+}
+PROCEED = "Do you want to proceed?"  # a permission prompt; "❯ 1. Yes" is selected first
+READY = ("shift+tab to cycle", "? for shortcuts")  # the input box's hint line: it takes a message now
+AGAIN = "again to exit"
+# The TUI asks the terminal who it is (DA1) and takes escape sequences as the answer until one comes: a
+# terminal answers at once (as tmux does), else the operator's arrow keys are swallowed as the answer.
+DEVICE_ATTRIBUTES, VT220 = b"\x1b[c", "\x1b[?62;22c"
+ENTER, CTRL_C = "\r", "\x03"
+# A permission prompt ignores keys for its first 200-600 ms (Claude Code's guard against a keypress meant for the
+# input box; nothing on screen shows when it ends), so the operator waits that long after it appears before
+# answering, and answers again if the same prompt is still there a while later.
+INPUT_GRACE_S, RETRY_S = 0.8, 2.0
+ROWS, COLUMNS = 50, 200
+
+
+class CarelessOperator:
+    """Types the first message, answers every question yes, and leaves once the model has said its last word.
+
+    It reads the screen (a terminal emulator), not the byte stream: the TUI redraws only what changed, so a
+    second prompt that looks like the first is never written out again in full.
+    """
+
+    def __init__(self, server: ModelServer, key: str, final_text: str) -> None:
+        self.server, self.key, self.final_text = server, key, final_text
+        self.approved: list[str] = []  # the permission prompts it said yes to, as the screen showed them
+        self.dialogs: list[str] = []  # the start-up questions it said yes to
+
+    def __call__(self, child: pexpect.spawn, deadline: float) -> None:
+        screen = pyte.Screen(COLUMNS, ROWS)
+        stream = pyte.ByteStream(screen)
+        moved: set[str] = set()
+        shown: tuple[str, float] | None = None  # the permission prompt on screen, and since when
+        pressed: float | None = None  # when it was answered
+        typed, interrupts = False, 0
+        while True:
+            now = time.monotonic()
+            wake = deadline
+            if shown is not None:  # the prompt's input grace, or the answer it may have dropped
+                wake = min(wake, shown[1] + INPUT_GRACE_S if pressed is None else pressed + RETRY_S)
+            try:
+                data = child.read_nonblocking(65536, timeout=max(0.0, wake - now))
+            except pexpect.EOF:  # the agent ended: the job's record says whether its script ran
+                return
+            except pexpect.TIMEOUT:
+                if time.monotonic() >= deadline:
+                    raise
+                data = b""
+            if DEVICE_ATTRIBUTES in data:
+                child.send(VT220)
+            stream.feed(data)
+            lines = [line.rstrip() for line in screen.display]
+            text = "\n".join(lines)
+            for name, (question, option, key) in DIALOGS.items():
+                if name in self.dialogs or question not in text:
+                    continue
+                if _selected(lines, option):
+                    child.send(ENTER)
+                    self.dialogs.append(name)
+                elif name not in moved:
+                    child.send(key)
+                    moved.add(name)
+            prompt, now = _prompt(lines), time.monotonic()
+            if prompt is None or shown is None or prompt != shown[0]:
+                shown, pressed = (prompt, now) if prompt is not None else None, None
+            if shown is not None and _selected(lines, "1. Yes"):
+                if pressed is None and now - shown[1] >= INPUT_GRACE_S:
+                    child.send(ENTER)
+                    pressed = now
+                    self.approved.append(shown[0])
+                elif pressed is not None and now - pressed >= RETRY_S:  # still there: the key was dropped
+                    child.send(ENTER)
+                    pressed = now
+            if not typed and any(hint in text for hint in READY) and PROCEED not in text:
+                if _selected(lines, "go"):
+                    child.send(ENTER)
+                    typed = True
+                elif "go" not in moved:
+                    child.send("go")
+                    moved.add("go")
+            if typed and interrupts == 0 and self.final_text in text and self._finished():
+                child.send(CTRL_C)  # the first clears the input and warns, the second leaves
+                interrupts = 1
+            elif interrupts == 1 and AGAIN in text:
+                child.send(CTRL_C)
+                interrupts = 2  # now only the end of its output
+
+    def _finished(self) -> bool:
+        entry = self.server.lookup(self.key)
+        return entry is not None and entry[1].finished
+
+    def summary(self) -> str:
+        dialogs = f"; start-up dialogs answered yes: {', '.join(self.dialogs)}" if self.dialogs else ""
+        prompts = "; ".join(self.approved) or "none"
+        return f"operator approved {len(self.approved)} prompts: {prompts}{dialogs}"
+
+
+def _selected(lines: list[str], option: str) -> bool:
+    return any(
+        line.strip().startswith("❯") and line.strip().removeprefix("❯").strip().startswith(option) for line in lines
+    )
+
+
+def _prompt(lines: list[str]) -> str | None:
+    """The permission prompt on screen, as the panel above its question shows it; None: none is."""
+    at = next((i for i, line in enumerate(lines) if PROCEED in line), None)
+    if at is None:
+        return None
+    top = max((i for i in range(at) if re.fullmatch(r"\s*─{10,}\s*", lines[i])), default=-1)
+    panel = " ".join(" ".join(line.split()) for line in lines[top + 1 : at] if line.strip() and "╌" not in line)
+    return panel if len(panel) <= 200 else panel[:199] + "…"
+
+
+def interactive_argv(argv: list[str]) -> list[str]:
+    """The runner's job argv without print mode (`-p go --output-format json`): the first message is typed."""
+    out = list(argv)
+    for flag, value in (("-p", "go"), ("--output-format", "json")):
+        at = out.index(flag)
+        if out[at + 1] != value:
+            raise ValueError(f"expected `{flag} {value}` in the job's argv, found `{flag} {out[at + 1]}`")
+        del out[at : at + 2]
+    return out
+
+
+class Terminal(Scenario):
+    """cross_job's job B in Claude Code's interactive mode, every question answered yes."""
+
+    name = "terminal"
+    title = "job B, run in a terminal whose operator approves every prompt, reads job A's data"
+    agents = frozenset({"claude"})
+    in_default_run = False  # only with --scenario terminal: it attacks Claude Code alone
+
+    def plan(self, runner: Runner) -> list[Cell]:
+        return [*matrix_for(runner.agent), *((target, "job_output") for target in targets_for(runner.agent))]
+
+    def run(self, runner: Runner, session: Session) -> list[ProbeResult]:
+        session.set_up(runner, REPOSITORY_FILES)
+        with session.job(runner, "job-a") as job_a:
+            targets = run_job_a(runner, session, job_a)
+            with session.job(runner, "job-b") as job_b:
+                return self._run_job_b(runner, session, job_b, targets)
+
+    def _run_job_b(self, runner: Runner, session: Session, job: Job, targets: list[Target]) -> list[ProbeResult]:
+        job = replace(job, argv=interactive_argv(job.argv))
+        _onboarded(job)
+        controls, probes = plan_probes(runner, job, targets)
+        script = Script(final_text=f"probes-finished-{canary.new_canary()}")
+        script.add_calls([p.call for p in controls], runner.agent.serial_tools)
+        script.add_calls([p.call for p in probes], runner.agent.serial_tools)
+        operator = CarelessOperator(session.server, f"{session.scenario}.{job.name}", script.final_text)
+        before = {t.name: t.presence() for t in targets}
+        outcome, record = session.run(job, script, operator=operator)
+        session.progress(f"[boundary] {self.name}: {operator.summary()}")
+        absent = {t.name: before[t.name] or t.presence() for t in targets}
+        problems = session.problems_of(job.name)
+        findings = judge_probes(runner, controls, probes, record, absent, problems)
+        results = [self.result(runner, cell, finding, duration) for cell, finding, duration in findings]
+        output = job_output_findings(outcome.transcript, job, targets, problems)
+        return results + [
+            self.result(runner, (target, "job_output"), replace(f, detail=f"{f.detail}; {operator.summary()}"))
+            for target, f in output
+        ]
+
+
+def _onboarded(job: Job) -> None:
+    """An operator's Claude Code that has been started before, and answered its one-time questions yes.
+
+    Its first-run onboarding would reach for api.anthropic.com. The trust and API key dialogs select "No"
+    first and re-draw themselves (back on "No") while the TUI is still starting, so pressing ↓ and Enter
+    there is a race; a careless operator's yes to both is written where Claude Code keeps it instead.
+    """
+    config = job.env.get("CLAUDE_CONFIG_DIR")
+    if config is None:
+        raise ValueError(f"job {job.name} names no CLAUDE_CONFIG_DIR: nowhere to find Claude Code's state")
+    path = Path(config) / ".claude.json"
+    state = json.loads(path.read_text()) if path.exists() else {}
+    key = job.env.get("ANTHROPIC_API_KEY", "")
+    yes = {
+        "hasCompletedOnboarding": True,
+        "theme": "dark",
+        "customApiKeyResponses": {"approved": [key[-20:]] if key else [], "rejected": []},
+        "projects": {**state.get("projects", {}), str(job.checkout): {"hasTrustDialogAccepted": True}},
+        "bypassPermissionsModeAccepted": True,
+    }
+    path.write_text(json.dumps({**state, **yes}))
