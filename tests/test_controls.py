@@ -21,7 +21,7 @@ from boundary import node, tools
 from boundary.host.health import CHECKS
 from boundary.host.run_sockets import run_sockets
 from boundary.host.services import services
-from boundary.plugin import WORKDIR_PREFIX
+from boundary.plugin import KEPT_MARKER, WORKDIR_PREFIX
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 SABOTAGE = "boundary.sabotage.runners"
@@ -105,11 +105,17 @@ def test_a_guard_open_over_the_state_lets_b_write_into_a(pytester: pytest.Pytest
 
 def test_an_unconfined_shell_finds_everything_a_running_job_left(pytester: pytest.Pytester) -> None:
     """The sweep: with nothing confining the shell, job B finds each of job A's canaries where A put it —
-    /tmp, /dev/shm, its checkout, its $HOME — and A's environment through /proc (one PID namespace)."""
-    result, report = run_suite(pytester, "--sandbox", "passthrough", "--scenario", "sweep")
+    /tmp, /dev/shm, its checkout, its $HOME — and A's environment through /proc (one PID namespace). For
+    opencode and codex; Claude Code without its sandbox refuses to run the sweep at all (its controls fail)."""
+    result, report = run_suite(pytester, "--agent", "opencode,codex", "--sandbox", "passthrough", "--scenario", "sweep")
     assert result.ret == 1
-    assert verdicts(report, "proc_sweep", "sweep") == {"environment": "LEAKED"}
-    assert set(verdicts(report, "shell_sweep", "sweep").values()) == {"LEAKED"}
+    for agent in ("opencode", "codex"):
+        results = report["scenarios"][f"{agent}/sweep"]["results"]
+        assert {r["verdict"] for r in results if r["channel"] == "proc_sweep"} == {"LEAKED"}
+        shell = {r["target"]: r["verdict"] for r in results if r["channel"] == "shell_sweep"}
+        if agent == "codex":  # its environment names no XDG_DATA_HOME: A writes no canary there
+            assert shell.pop("data_home") == "DENIED"
+        assert set(shell.values()) == {"LEAKED"}, agent
     assert not list(Path("/tmp").glob("boundary-sweep-*")), "the sweep left A's canaries in /tmp"
 
 
@@ -350,7 +356,8 @@ def test_live_host_without_a_bus_fails_with_the_alternative(pytester: pytest.Pyt
     assert result.ret == 1 and "passed" not in result.parseoutcomes()
     assert "use --host namespace" in scenario(report)["errors"][0]
     runs = Path(tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}*")
-    orphans = [run for run in runs if not Path("/proc", run.name.removeprefix(WORKDIR_PREFIX).split("-")[0]).exists()]
+    gone = [run for run in runs if not Path("/proc", run.name.removeprefix(WORKDIR_PREFIX).split("-")[0]).exists()]
+    orphans = [run for run in gone if not (run / KEPT_MARKER).exists()]  # kept on purpose: --boundary-keep
     assert orphans == [], "a run whose host did not boot left its work directory behind"
 
 
