@@ -75,7 +75,11 @@ def parser() -> argparse.ArgumentParser:
     ).set_defaults(func=_tools_image)
     tools_commands.add_parser("versions", help="print the installed versions").set_defaults(func=_tools_versions)
     check = commands.add_parser("doctor", help="what this host can run, and exactly why not; exit 1 on a problem")
-    check.add_argument("--sandbox", default="srt", help="the sandbox the live suite will use (default: srt)")
+    check.add_argument(
+        "--sandbox",
+        default="srt",
+        help="the sandbox the live suite will use: srt (default), claude, codex or passthrough",
+    )
     check.add_argument("--host", default="namespace", choices=HOST_MODES, help="where jobs will run")
     check.add_argument("--json", action="store_true", help="machine-readable output")
     check.add_argument(
