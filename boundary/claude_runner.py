@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 from boundary.agents.claude import FORBIDDEN_TOOLS, PROJECT_AGENT_PATHS, PROJECT_PROTECTED, TOOLS, ClaudeCode
-from boundary.layout import JobPaths, clone
+from boundary.layout import JobPaths
 from boundary.runner import Job, ReferenceRunner
 from boundary.sandboxes import OS_DENIALS, get_sandbox
 
@@ -33,11 +33,7 @@ class ClaudeReferenceRunner(ReferenceRunner):
         self.denials = {**self.agent.denials, "OS sandbox": OS_DENIALS}
 
     def create_job(self, name: str, model_url: str) -> Job:
-        paths = self.job_paths(name)
-        if self.repository is None:
-            raise RuntimeError("the runner has no repository yet: call setup() first")
-        clone(self.repository, paths.checkout)
-        paths.create_dirs()
+        paths = self.checked_out(name)
         self.agent.config_dir(paths).mkdir(parents=True, exist_ok=True)
         settings = paths.runner_dir / "settings.json"
         settings.write_text(json.dumps(self.settings(paths), indent=2))

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from boundary.agents.codex import PROJECT_AGENT_PATHS, PROJECT_PROTECTED, Codex
-from boundary.layout import JobPaths, clone
+from boundary.layout import JobPaths
 from boundary.runner import Job, ReferenceRunner
 from boundary.sandboxes import OS_DENIALS, get_sandbox
 
@@ -41,12 +41,8 @@ class CodexReferenceRunner(ReferenceRunner):
         self.denials = {"OS sandbox": (*OS_DENIALS, *self.agent.denials["OS sandbox"])}
 
     def create_job(self, name: str, model_url: str) -> Job:
-        paths = self.job_paths(name)
-        if self.repository is None:
-            raise RuntimeError("the runner has no repository yet: call setup() first")
-        clone(self.repository, paths.checkout)
+        paths = self.checked_out(name)
         self.hold_places(paths)
-        paths.create_dirs()
         home = self.agent.config_dir(paths)
         home.mkdir(parents=True, exist_ok=True)
         if home.is_relative_to(paths.tmp):  # codex then refuses to link its sandbox helper, and no command runs

@@ -114,11 +114,7 @@ class ReferenceRunner:
         return self._layout().account_db
 
     def create_job(self, name: str, model_url: str) -> Job:
-        paths = self.job_paths(name)
-        if self.repository is None:
-            raise RuntimeError("the runner has no repository yet: call setup() first")
-        clone(self.repository, paths.checkout)
-        paths.create_dirs()
+        paths = self.checked_out(name)
         config_dir = self.agent.seed_config_dir(paths)
         config = self.agent.config(model_url, self.permission(paths), self.plugins(paths))
         config["tools"] = {pattern: False for pattern in self.removed_tools()}
@@ -139,6 +135,15 @@ class ReferenceRunner:
     # -- the parts ------------------------------------------------------------------
     def job_paths(self, name: str) -> JobPaths:
         return self._layout().job(name)
+
+    def checked_out(self, name: str) -> JobPaths:
+        """The job's paths, with the repository cloned into its checkout and its directories made."""
+        paths = self.job_paths(name)
+        if self.repository is None:
+            raise RuntimeError("the runner has no repository yet: call setup() first")
+        clone(self.repository, paths.checkout)
+        paths.create_dirs()
+        return paths
 
     def permission(self, paths: JobPaths) -> dict[str, Any]:
         """Agent rules: no directory outside the checkout but the job's own data."""

@@ -125,14 +125,22 @@ class Passthrough:
         return None
 
 
-class ClaudeSandbox:
-    """Claude Code's own sandbox (sandbox-runtime inside the agent), set in its settings, not through `$SHELL`."""
+class AgentSandbox:
+    """An agent's own sandbox: the runner sets it in the agent's settings, not through a `$SHELL` wrapper."""
 
-    name: ClassVar[str] = "claude"
-    startup_failures: ClassVar[tuple[str, ...]] = ("bwrap: ", "Sandbox dependencies", "sandbox is unavailable")
+    name: ClassVar[str]
+    set_in: ClassVar[str]  # where the runner configures it
 
     def wrapper(self, policy: ShellPolicy, workdir: Path) -> str:
-        raise ValueError("Claude Code's sandbox is set in its settings (sandbox.enabled), not by a shell wrapper")
+        raise ValueError(f"{self.name}'s sandbox is set in {self.set_in}, not by a shell wrapper")
+
+
+class ClaudeSandbox(AgentSandbox):
+    """Claude Code's own sandbox (sandbox-runtime inside the agent)."""
+
+    name: ClassVar[str] = "claude"
+    set_in = "its settings (sandbox.enabled)"
+    startup_failures: ClassVar[tuple[str, ...]] = ("bwrap: ", "Sandbox dependencies", "sandbox is unavailable")
 
     def version(self) -> str:
         return f"Claude Code {tools.version('claude')}"
@@ -141,14 +149,12 @@ class ClaudeSandbox:
         return Srt().tmpdir_problem(tmpdir)  # the same sandbox-runtime bridges its proxies the same way
 
 
-class CodexSandbox:
-    """codex's own sandbox (bwrap, with a permission profile in its config), not through `$SHELL`."""
+class CodexSandbox(AgentSandbox):
+    """codex's own sandbox (bwrap, with a permission profile in its config)."""
 
     name: ClassVar[str] = "codex"
+    set_in = "its config (a permission profile)"
     startup_failures: ClassVar[tuple[str, ...]] = ("bwrap: ", "fs sandbox helper failed", "Sandbox expected")
-
-    def wrapper(self, policy: ShellPolicy, workdir: Path) -> str:
-        raise ValueError("codex's sandbox is set in its config (a permission profile), not by a shell wrapper")
 
     def version(self) -> str:
         return f"codex {tools.version('codex')}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import ClassVar, Protocol
 
@@ -60,6 +61,16 @@ class Agent(Protocol):
 
     def config_dirs(self, env: dict[str, str]) -> list[Path]:
         """The directories the agent loads configuration from, given its environment."""
+
+
+# How opencode and Claude Code point the model at an output too long to show it whole.
+SAVED_OUTPUT = re.compile(r"Full output saved to: (\S+)")
+
+
+def saved_aside(tool_result: str) -> Path | None:
+    """Where the agent saved the output this result only shows part of (None: it is all there)."""
+    match = SAVED_OUTPUT.search(tool_result)
+    return Path(match.group(1)) if match else None
 
 
 def with_saved_output(tool_result: str, saved: Path | None) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from boundary import tools
-from boundary.agents.base import with_saved_output
+from boundary.agents.base import saved_aside, with_saved_output
 from boundary.beacon import Beacon
 from boundary.layout import JobPaths
 from boundary.model.script import ToolCall
@@ -29,7 +29,6 @@ PERMISSION_DENIALS = (
     "For security, Claude Code may only",  # a shell listing outside the working directories, unsandboxed
     "needs approval. The path is outside the working directories",  # a shell redirect to a literal path
 )
-SAVED_OUTPUT = re.compile(r"Full output saved to: (\S+)")
 
 # Project files Claude Code loads from the working directory (its docs, and its own messages for 2.1.332).
 PROJECT_CONFIG: tuple[tuple[str, str], ...] = (
@@ -158,7 +157,7 @@ class ClaudeCode:
         return self.config_dir(paths) / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(paths.checkout))
 
     def saved_output(self, paths: JobPaths, tool_result: str) -> Path | None:
-        return _saved_path(tool_result)
+        return saved_aside(tool_result)
 
     def storage_path(self, target: str, paths: JobPaths, name: str) -> Path:
         if target == "planted_transcript":
@@ -168,7 +167,7 @@ class ClaudeCode:
         raise ValueError(f"Claude Code keeps no {target!r}; its storage targets: {', '.join(self.storage_targets)}")
 
     def full_result(self, tool_result: str) -> str:
-        return with_saved_output(tool_result, _saved_path(tool_result))
+        return with_saved_output(tool_result, saved_aside(tool_result))
 
     hostile_beacons: ClassVar[tuple[str, ...]] = tuple(HOSTILE_BEACONS)
     permissive_config_turns_off: ClassVar[str] = "OS sandbox"  # its settings switch the sandbox off
@@ -199,8 +198,3 @@ class ClaudeCode:
     def config_dirs(self, env: dict[str, str]) -> list[Path]:
         home = Path(env.get("HOME", "/root"))
         return list(dict.fromkeys([Path(env.get("CLAUDE_CONFIG_DIR", home / ".claude")), home / ".claude"]))
-
-
-def _saved_path(tool_result: str) -> Path | None:
-    match = SAVED_OUTPUT.search(tool_result)
-    return Path(match.group(1)) if match else None

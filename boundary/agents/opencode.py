@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 from pathlib import Path
 from typing import Any, ClassVar
 
 from boundary import tools
-from boundary.agents.base import with_saved_output
+from boundary.agents.base import saved_aside, with_saved_output
 from boundary.beacon import Beacon
 from boundary.layout import JobPaths, project_id
 from boundary.model.script import ToolCall
@@ -21,7 +20,6 @@ GUARD_PLUGIN = Path(__file__).parent / "opencode_files" / "boundary-guard.js"
 EXPECTED_TOOLS = frozenset({"bash", "edit", "glob", "grep", "read", "skill", "task", "todowrite", "webfetch", "write"})
 FORBIDDEN_TOOLS = ("opencode_*",)  # opencode's own server tools run unconfined (incident 2)
 PERMISSION_DENIAL = "The user has specified a rule which prevents you from using this specific tool call"
-SAVED_OUTPUT = re.compile(r"Full output saved to: (\S+)")
 
 # Project files opencode 1.18.33 loads from the checkout, read from the JS bundled in its binary and tried
 # live (README, "What configures a job"); and git's, which a runner's own git would run.
@@ -204,7 +202,7 @@ class OpenCode:
         return paths.data / "opencode" / "shell" / project
 
     def saved_output(self, paths: JobPaths, tool_result: str) -> Path | None:
-        return _saved_path(tool_result)
+        return saved_aside(tool_result)
 
     def storage_path(self, target: str, paths: JobPaths, name: str) -> Path:
         if target == "planted_tool_output":
@@ -214,9 +212,4 @@ class OpenCode:
         raise ValueError(f"opencode keeps no {target!r}; its storage targets: {', '.join(self.storage_targets)}")
 
     def full_result(self, tool_result: str) -> str:
-        return with_saved_output(tool_result, _saved_path(tool_result))
-
-
-def _saved_path(tool_result: str) -> Path | None:
-    match = SAVED_OUTPUT.search(tool_result)
-    return Path(match.group(1)) if match else None
+        return with_saved_output(tool_result, saved_aside(tool_result))

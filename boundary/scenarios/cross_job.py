@@ -11,9 +11,11 @@ from __future__ import annotations
 import os
 import sqlite3
 from contextlib import closing
+from dataclasses import replace
 from pathlib import Path
 
 from boundary import canary
+from boundary.job import JobOutcome
 from boundary.model import JobRecord, Script
 from boundary.probes import (
     CHANNELS,
@@ -59,13 +61,19 @@ class CrossJob(Scenario):
         script.add_calls([p.call for p in controls], runner.agent.serial_tools)  # every control before any probe
         script.add_calls([p.call for p in probes], runner.agent.serial_tools)
         before = {t.name: t.presence() for t in targets}
-        outcome, record = session.run(job, script)
+        outcome, record, note = self.run_job_b(session, job, script)
         absent = {t.name: before[t.name] or t.presence() for t in targets}  # there before and after, or why not
         problems = session.problems_of(job.name)
         findings = judge_probes(runner, controls, probes, record, absent, problems)
         results = [self.result(runner, cell, finding, duration) for cell, finding, duration in findings]
         output = job_output_findings(outcome.transcript, job, targets, problems)
-        return results + [self.result(runner, (target, "job_output"), f) for target, f in output]
+        noted = [(target, replace(f, detail=f"{f.detail}; {note}") if note else f) for target, f in output]
+        return results + [self.result(runner, (target, "job_output"), f) for target, f in noted]
+
+    def run_job_b(self, session: Session, job: Job, script: Script) -> tuple[JobOutcome, JobRecord, str]:
+        """Run job B to its end; the note (e.g. what an operator approved) goes into its job_output cells."""
+        outcome, record = session.run(job, script)
+        return outcome, record, ""
 
 
 def run_job_a(runner: Runner, session: Session, job: Job) -> list[Target]:

@@ -20,11 +20,10 @@ import pexpect  # type: ignore[import-untyped]
 import pyte
 
 from boundary import canary
-from boundary.model import ModelServer, Script
-from boundary.probes import Target, matrix_for, targets_for
-from boundary.runner import Job, Runner
-from boundary.scenarios.base import Cell, ProbeResult, Scenario
-from boundary.scenarios.cross_job import REPOSITORY_FILES, job_output_findings, judge_probes, plan_probes, run_job_a
+from boundary.job import JobOutcome
+from boundary.model import JobRecord, ModelServer, Script
+from boundary.runner import Job
+from boundary.scenarios.cross_job import CrossJob
 from boundary.session import Session
 
 # Claude Code 2.1.332's start-up questions, as its screen shows them (seen live): (what to find, the option to
@@ -156,7 +155,7 @@ def interactive_argv(argv: list[str]) -> list[str]:
     return out
 
 
-class Terminal(Scenario):
+class Terminal(CrossJob):
     """cross_job's job B in Claude Code's interactive mode, every question answered yes."""
 
     name = "terminal"
@@ -164,36 +163,14 @@ class Terminal(Scenario):
     agents = frozenset({"claude"})
     in_default_run = False  # only with --scenario terminal: it attacks Claude Code alone
 
-    def plan(self, runner: Runner) -> list[Cell]:
-        return [*matrix_for(runner.agent), *((target, "job_output") for target in targets_for(runner.agent))]
-
-    def run(self, runner: Runner, session: Session) -> list[ProbeResult]:
-        session.set_up(runner, REPOSITORY_FILES)
-        with session.job(runner, "job-a") as job_a:
-            targets = run_job_a(runner, session, job_a)
-            with session.job(runner, "job-b") as job_b:
-                return self._run_job_b(runner, session, job_b, targets)
-
-    def _run_job_b(self, runner: Runner, session: Session, job: Job, targets: list[Target]) -> list[ProbeResult]:
+    def run_job_b(self, session: Session, job: Job, script: Script) -> tuple[JobOutcome, JobRecord, str]:
         job = replace(job, argv=interactive_argv(job.argv))
         _onboarded(job)
-        controls, probes = plan_probes(runner, job, targets)
-        script = Script(final_text=f"probes-finished-{canary.new_canary()}")
-        script.add_calls([p.call for p in controls], runner.agent.serial_tools)
-        script.add_calls([p.call for p in probes], runner.agent.serial_tools)
+        script.final_text = f"probes-finished-{canary.new_canary()}"  # the operator leaves once it is on screen
         operator = CarelessOperator(session.server, f"{session.scenario}.{job.name}", script.final_text)
-        before = {t.name: t.presence() for t in targets}
         outcome, record = session.run(job, script, operator=operator)
         session.progress(f"[boundary] {self.name}: {operator.summary()}")
-        absent = {t.name: before[t.name] or t.presence() for t in targets}
-        problems = session.problems_of(job.name)
-        findings = judge_probes(runner, controls, probes, record, absent, problems)
-        results = [self.result(runner, cell, finding, duration) for cell, finding, duration in findings]
-        output = job_output_findings(outcome.transcript, job, targets, problems)
-        return results + [
-            self.result(runner, (target, "job_output"), replace(f, detail=f"{f.detail}; {operator.summary()}"))
-            for target, f in output
-        ]
+        return outcome, record, operator.summary()
 
 
 def _onboarded(job: Job) -> None:
