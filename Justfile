@@ -9,10 +9,14 @@ python := env_var_or_default("BOUNDARY_VENV", ".venv") / "bin/python"
 default:
     @just --list
 
-# Set up (apt packages, .venv with the Python package and Node.js, pinned npm tools), then run every scenario against the runner, two at a time.
+# Set up (apt packages, .venv with the Python package and Node.js, pinned npm tools), then run every scenario against the runner, two at a time (`--runner-cmd "node my-runner.mjs"`: yours).
 runner-sandbox *args: (setup-for args)
-    {{python}} -m pytest scenarios -n 2 --boundary-report reports/runner-sandbox.json \
-        --boundary-html reports/runner-sandbox.html --boundary-markdown reports/runner-sandbox.md "$@"
+    {{python}} -m boundary.cli run "$@"
+
+# Ask every verb of a runner command and validate its answers, in seconds, without starting an agent.
+runner-check command *args:
+    @bash scripts/setup.sh
+    {{python}} -m boundary.cli runner check "$@"
 
 # Run the harness's own tests: unit tests and the sabotaged-runner controls (in parallel).
 test *args:
@@ -34,8 +38,8 @@ soak runs="20" *args: (setup-for args)
 # Lint and type-check.
 check:
     @bash scripts/setup.sh --python
-    {{python}} -m ruff check boundary tests scenarios
-    {{python}} -m ruff format --check boundary tests scenarios
+    {{python}} -m ruff check boundary tests
+    {{python}} -m ruff format --check boundary tests
     {{python}} -m mypy
 
 # Install what boundary needs; quick when it is already there.

@@ -24,15 +24,14 @@ from typing import Any
 
 from boundary.load import cpu_load
 from boundary.plugin import WORKDIR_PREFIX
+from boundary.suite import pytest_args
 
-ROOT = Path(__file__).resolve().parents[1]
-SCENARIOS = ROOT / "scenarios"
-REPORTS = ROOT / "reports"  # a failed run's evidence lands here (git-ignored)
+REPORTS = Path("reports")  # a failed run's evidence lands here, in the directory it runs from
 
 
 def run_once(report: Path, extra: list[str], keep: bool = False) -> tuple[float, dict[str, Any]]:
     """One run of the live suite; `keep`: keep its work directory if it fails (serial runs: one known pid)."""
-    command = [sys.executable, "-m", "pytest", str(SCENARIOS), "-q", "-p", "no:cacheprovider"]
+    command = [sys.executable, "-m", "pytest", *pytest_args(), "-q"]
     command += ["--boundary-report", str(report), *extra, *(["--boundary-keep"] if keep else [])]
     started = time.monotonic()
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as process:

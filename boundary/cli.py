@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -13,6 +14,11 @@ from boundary.host import HOST_MODES
 from boundary.host.base import HostError
 from boundary.host.image import ensure_image
 from boundary.host.namespace import resolved_root
+from boundary.runners.check import check_runner
+from boundary.runners.protocol import ProtocolError
+from boundary.suite import pytest_args
+
+REPORT_FILES = (("report", "json"), ("html", "html"), ("markdown", "md"))
 
 
 def _tools_install(_: argparse.Namespace) -> int:
@@ -62,6 +68,24 @@ def _report(args: argparse.Namespace) -> int:
     return 1 if reasons else 0
 
 
+def _run(args: argparse.Namespace) -> int:
+    """The live suite from the package, in this directory: reports into ./reports/."""
+    reports = Path("reports")
+    defaults = ["-n", "2"] + [f"--boundary-{kind}={reports}/runner-sandbox.{ext}" for kind, ext in REPORT_FILES]
+    command = [sys.executable, "-m", "pytest", *pytest_args(Path.cwd()), *defaults, *args.suite_options]
+    return subprocess.run(command).returncode
+
+
+def _runner_check(args: argparse.Namespace) -> int:
+    try:
+        check_runner(args.command_line, args.sandbox, print)
+    except ProtocolError as error:
+        print(f"boundary: {error}", file=sys.stderr)
+        return 1
+    print("PASS — the runner answers every verb as docs/runner-protocol.md asks")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="boundary", description="Live sandbox boundary test harness")
     commands = root.add_subparsers(dest="command", required=True)
@@ -94,6 +118,20 @@ def parser() -> argparse.ArgumentParser:
     report.add_argument("--markdown", metavar="OUT", help="write markdown (for $GITHUB_STEP_SUMMARY)")
     report.add_argument("--html", metavar="OUT", help="write one self-contained HTML page")
     report.set_defaults(func=_report)
+    run = commands.add_parser(
+        "run",
+        help="run the live suite (reports into ./reports/); every option after `run` goes to it, e.g. "
+        '--runner-cmd "node my-runner.mjs", --agent, --scenario, --host (`boundary run --help` lists them)',
+        add_help=False,
+    )
+    run.add_argument("suite_options", nargs=argparse.REMAINDER)
+    run.set_defaults(func=_run)
+    runner = commands.add_parser("runner", help="a runner command (docs/runner-protocol.md)")
+    runner_commands = runner.add_subparsers(dest="runner_command", required=True)
+    check_parser = runner_commands.add_parser("check", help="ask every verb, validate every answer; no agent starts")
+    check_parser.add_argument("command_line", metavar="COMMAND", help='the runner command, e.g. "node my-runner.mjs"')
+    check_parser.add_argument("--sandbox", help="ask for this sandbox instead of the runner's own (BOUNDARY_SANDBOX)")
+    check_parser.set_defaults(func=_runner_check)
     return root
 
 

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from boundary.runner import Job, Runner
+from boundary.runners.contract import Job, Runner
 
 KINDS = ("runner_files", "launch_files", "agent_config", "project_config")
 MAX_SCAN_BYTES = 256 * 1024
@@ -52,6 +52,8 @@ def discover(runner: Runner, job: Job, created: set[Path], scope: Path) -> list[
     for path in sorted(created):
         if not _inside(path, job.checkout) and not path.is_symlink():
             add("runner_files", path, "created by the runner for this job, outside its checkout")
+    for path in job.files:
+        add("runner_files", path, "the runner says it wrote it for this job")
     for path, why in _named_by_launch(job):
         add("launch_files", path, why)
     for path, why in _named_in_turn([c.path for c in found.values()], scope):

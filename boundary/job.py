@@ -17,7 +17,7 @@ import pexpect  # type: ignore[import-untyped]
 from boundary import proc
 from boundary.netns import wrap
 from boundary.pod import Pod
-from boundary.runner import Job
+from boundary.runners.contract import Job
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,11 @@ import pytest
 from boundary import doctor, tools
 from boundary.host import HOST_MODES
 from boundary.host.container import reap_containers
-from boundary.reference import AGENTS
 from boundary.report import RunRecord, summary_lines
-from boundary.runner import Runner
+from boundary.runners import AGENTS
+from boundary.runners.command import CommandRunner
+from boundary.runners.contract import Runner
+from boundary.runners.protocol import ProtocolError
 from boundary.scenarios import SCENARIOS, get_scenario
 from boundary.scenarios.runs import ScenarioRuns, Unit
 from boundary.versions import collect_versions
@@ -28,7 +30,7 @@ from boundary.versions import collect_versions
 WORKDIR_PREFIX = "bnd-run-"  # short: a runner's paths under it may hold Unix sockets (107 bytes at most)
 RUN_KEY = pytest.StashKey[RunRecord]()
 UNITS_KEY = pytest.StashKey[list[Unit]]()
-DEFAULT_RUNNER = "boundary.reference:runner"
+DEFAULT_RUNNER = "boundary.runners:runner"
 PREFLIGHT_PASSED = "boundary_preflight_passed"
 LOADGROUP = "boundary_loadgroup"
 KEPT_MARKER = "KEPT"  # in a work directory kept with --boundary-keep: never reaped
@@ -42,6 +44,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="MODULE:ATTR",
         help=f"the runner under test: a callable taking sandbox=NAME, and agent=NAME if it runs several agents "
         f"(default: {DEFAULT_RUNNER}, the reference runner of each agent)",
+    )
+    group.addoption(
+        "--runner-cmd",
+        metavar="COMMAND",
+        help="the runner under test as a command in any language, speaking docs/runner-protocol.md "
+        '(e.g. "node my-runner.mjs"); replaces --runner',
     )
     group.addoption(
         "--agent",
@@ -105,8 +113,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def load_runners(spec: str, sandbox: str | None, agents: str | None) -> list[Callable[[], Runner]]:
-    """One runner factory per agent asked for (`--agent a,b`), or the runner's own agent."""
+def load_runners(
+    spec: str, sandbox: str | None, agents: str | None, command: str | None = None
+) -> list[Callable[[], Runner]]:
+    """One runner factory per agent asked for (`--agent a,b`), or the runner's own agent; or the runner command."""
+    if command is not None:
+        return [load_command_runner(command, sandbox, agents)]
     if agents is None and spec == DEFAULT_RUNNER:
         agents = ",".join(AGENTS)  # the reference runners: every agent, side by side
     names = [name.strip() for name in agents.split(",") if name.strip()] if agents else [None]
@@ -130,12 +142,28 @@ def load_runner(spec: str, sandbox: str | None, agent: str | None) -> Callable[[
     except (ImportError, AttributeError, ValueError, TypeError) as error:
         raise pytest.UsageError(f"--runner {spec}: cannot build a runner with {kwargs}: {error}") from error
     if not isinstance(runner, Runner):
-        raise pytest.UsageError(f"--runner {spec}: {runner!r} does not implement boundary.runner.Runner")
+        raise pytest.UsageError(f"--runner {spec}: {runner!r} does not implement boundary.runners.Runner")
     if agent and runner.agent.name != agent:
         raise pytest.UsageError(
             f"--runner {spec} runs {runner.agent.name} jobs, not {agent}: drop --agent, or give a runner of {agent}"
         )
     return lambda: factory(**kwargs)
+
+
+def load_command_runner(command: str, sandbox: str | None, agents: str | None) -> Callable[[], Runner]:
+    """A factory of runners driven through `command`; its answer to `describe` is checked now, once."""
+    try:
+        runner = CommandRunner(command, sandbox)
+    except ProtocolError as error:
+        raise pytest.UsageError(
+            f"--runner-cmd {command}: {error}\n(`boundary runner check` checks every verb)"
+        ) from None
+    if agents and agents.strip() != runner.agent.name:
+        raise pytest.UsageError(
+            f"--runner-cmd {command} runs {runner.agent.name} jobs (its describe), not {agents}: drop --agent, "
+            "or give it a runner of that agent"
+        )
+    return lambda: CommandRunner(command, sandbox)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -146,7 +174,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("--help"):
         return
     os.environ[tools.SOURCE_ENV] = config.getoption("--tools")  # runner code, workers and controls read it
-    factories = load_runners(config.getoption("--runner"), config.getoption("--sandbox"), config.getoption("--agent"))
+    options = ("--runner", "--sandbox", "--agent", "--runner-cmd")
+    factories = load_runners(*(config.getoption(option) for option in options))
     names = config.getoption("--scenario") or [name for name, kind in SCENARIOS.items() if kind.in_default_run]
     scenarios = [get_scenario(name) for name in dict.fromkeys(names)]
     units = [Unit(make_runner, scenario) for make_runner in factories for scenario in scenarios]

@@ -37,8 +37,11 @@ class ShellPolicy:
 
 
 class Sandbox(Protocol):
-    name: ClassVar[str]
-    startup_failures: ClassVar[tuple[str, ...]]  # texts that show the sandbox never ran the command
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def startup_failures(self) -> tuple[str, ...]: ...  # texts that show the sandbox never ran the command
 
     def wrapper(self, policy: ShellPolicy, workdir: Path) -> str:
         """The text of an executable `$SHELL` wrapper; files it needs go in workdir."""

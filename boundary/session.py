@@ -16,7 +16,7 @@ from boundary.model import JobRecord, ModelServer, Script
 from boundary.netns import model_url
 from boundary.nettrace import NetworkUse, read_trace
 from boundary.pod import Pod
-from boundary.runner import Job, Runner
+from boundary.runners.contract import Job, Runner
 
 
 @dataclass

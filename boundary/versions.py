@@ -6,7 +6,7 @@ import platform
 import subprocess
 
 from boundary import tools
-from boundary.runner import Runner
+from boundary.runners.contract import Runner
 
 
 def _command_version(*argv: str) -> str:

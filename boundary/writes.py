@@ -20,7 +20,7 @@ from typing import Any
 from boundary import canary
 from boundary.beacon import Beacon
 from boundary.model.script import Script, ToolCall
-from boundary.runner import Runner
+from boundary.runners.contract import Runner
 from boundary.verdict import UNRECOGNISED, Finding, Verdict, recognise_layer
 
 CHANNELS = ("edit", "write", "shell_write", "shell_write_computed")

@@ -80,7 +80,7 @@ def test_runner_sandbox_triggers():
     assert {"schedule", "workflow_dispatch", "pull_request"} <= set(triggers)
     assert triggers["schedule"] and all("cron" in entry for entry in triggers["schedule"])
     paths = set(triggers["pull_request"]["paths"])
-    wanted = {"boundary/npm/**", "boundary/**", "scenarios/**", "pyproject.toml", "Justfile"}
+    wanted = {"boundary/npm/**", "boundary/**", "pyproject.toml", "Justfile"}
     wanted |= {"scripts/**", ".github/workflows/runner-sandbox.yml"}
     assert wanted <= paths, f"missing from the paths filter: {sorted(wanted - paths)}"
 
@@ -154,7 +154,7 @@ def test_flake_nix_parses():
 
 def test_the_matrix_runs_every_agent():
     """Each agent's reference runner is its own matrix cell, side by side in the checks list."""
-    from boundary.reference import AGENTS
+    from boundary.runners import AGENTS
 
     _, job = _matrix_job(_load(RUNNER_SANDBOX))
     assert set(job["strategy"]["matrix"]["agent"]) == set(AGENTS)

@@ -9,7 +9,7 @@ import pytest
 
 from boundary.configuring import Configuring, discover, snapshot
 from boundary.layout import JobPaths
-from boundary.runner import Job
+from boundary.runners.contract import Job
 
 PROJECT = (("opencode.json", "project config"), (".opencode/plugin/x.js", "project plugin"))
 

@@ -22,8 +22,8 @@ from boundary.host.health import CHECKS
 from boundary.host.run_sockets import run_sockets
 from boundary.host.services import services
 from boundary.plugin import KEPT_MARKER, WORKDIR_PREFIX
+from boundary.suite import pytest_args
 
-SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 SABOTAGE = "boundary.sabotage.runners"
 
 pytestmark = pytest.mark.live
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.live
 def run_suite(pytester: pytest.Pytester, *options: str) -> tuple[pytest.RunResult, dict[str, Any]]:
     report = pytester.path / "report.json"
     result = pytester.runpytest_subprocess(
-        str(SCENARIOS), "-p", "no:cacheprovider", "--boundary-report", str(report), *options, timeout=600
+        *pytest_args(), "--boundary-report", str(report), *options, timeout=600
     )
     assert report.exists(), f"the suite wrote no report:\n{result.stdout.str()[-3000:]}"
     return result, json.loads(report.read_text())
@@ -167,7 +167,7 @@ def test_phoning_home_fails_the_network_check(pytester: pytest.Pytester) -> None
 
 
 def test_bad_runner_spec_is_a_usage_error(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest_subprocess(str(SCENARIOS), "--runner", "no.such.module:Runner")
+    result = pytester.runpytest_subprocess(*pytest_args(), "--runner", "no.such.module:Runner")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--runner no.such.module:Runner: cannot build a runner*"])
 

@@ -14,7 +14,8 @@ import pytest
 from boundary import tools
 from boundary.layout import RunnerLayout, clone, create_repository, project_id
 from boundary.plugin import load_runner, load_runners
-from boundary.runner import ReferenceRunner, Runner
+from boundary.runners.contract import Runner
+from boundary.runners.opencode import OpencodeRunner
 from boundary.sandboxes import Passthrough, ShellPolicy, Srt, get_sandbox
 
 
@@ -47,7 +48,7 @@ def test_reference_runner_writes_a_careful_job(short_dir: Path) -> None:
     """Per-job data dir, absolute account DB, deny-by-default permissions, a guard, a sandboxed shell, and
     every file that configures the job outside anything the job's tools may write."""
     tools.OPENCODE_CONFIG.install()
-    runner = ReferenceRunner()
+    runner = OpencodeRunner()
     runner.setup(short_dir / "state", create_repository(short_dir / "repo.git", {"a": "a"}))
     job = runner.create_job("job-a", "http://127.0.0.1:4010/jobs/x/v1")
     private = short_dir / "state" / "runner" / "job-a"
@@ -70,7 +71,7 @@ def test_reference_runner_writes_a_careful_job(short_dir: Path) -> None:
 
 def test_a_tmpdir_too_long_for_srt_sockets_is_refused_with_the_reason(tmp_path: Path) -> None:
     deep = tmp_path / ("d" * 60)
-    runner = ReferenceRunner()
+    runner = OpencodeRunner()
     runner.setup(deep / "state", create_repository(tmp_path / "repo.git", {"a": "a"}))
     with pytest.raises(RuntimeError, match="over the 107 a Unix socket path may have"):
         runner.create_job("job-a", "http://127.0.0.1:4010/jobs/x/v1")
@@ -81,7 +82,7 @@ def test_the_launcher_hides_the_checkouts_agent_config_from_the_agent(short_dir:
     carries for agents (a tmpfs over directories, /dev/null over files) and makes the runner's files read-only."""
     tools.OPENCODE_CONFIG.install()
     files = {".opencode/plugin/x.js": "evil", "opencode.json": "{}", "src/a.py": "a\n"}
-    runner = ReferenceRunner()
+    runner = OpencodeRunner()
     runner.setup(short_dir / "state", create_repository(short_dir / "repo.git", files))
     job = runner.create_job("job-a", "http://127.0.0.1:4010/jobs/x/v1")
     shell = f"ls -A .opencode; cat opencode.json; cat src/a.py; echo x >> {job.env['SHELL']} || echo read-only"
@@ -108,13 +109,13 @@ def test_unknown_sandbox_names_the_choices() -> None:
 
 def test_load_runner_accepts_the_reference_and_sabotage_runners() -> None:
     """It returns a factory: each scenario sets up a fresh runner of its own."""
-    make = load_runner("boundary.runner:ReferenceRunner", "srt", None)
+    make = load_runner("boundary.runners.opencode:OpencodeRunner", "srt", None)
     assert isinstance(make(), Runner) and make() is not make()
     assert load_runner("boundary.sabotage.runners:NoPlugin", "passthrough", None)().sandbox.name == "passthrough"
 
 
 def test_the_default_runner_has_a_reference_runner_for_each_agent() -> None:
-    runners = [make() for make in load_runners("boundary.reference:runner", None, "opencode,claude")]
+    runners = [make() for make in load_runners("boundary.runners:runner", None, "opencode,claude")]
     assert [(r.agent.name, r.sandbox.name) for r in runners] == [("opencode", "srt"), ("claude", "claude")]
 
 
@@ -122,14 +123,14 @@ def test_an_agent_the_runner_does_not_run_is_a_usage_error() -> None:
     with pytest.raises(pytest.UsageError, match="runs opencode jobs, not claude"):
         load_runner("boundary.sabotage.runners:NoPlugin", None, "claude")
     with pytest.raises(pytest.UsageError, match="unknown agent gemini"):
-        load_runners("boundary.reference:runner", None, "opencode,gemini")
+        load_runners("boundary.runners:runner", None, "opencode,gemini")
 
 
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
         ("nocolon", "expects MODULE:ATTR"),
-        ("boundary.runner:Nope", "cannot build"),
+        ("boundary.runners:Nope", "cannot build"),
         ("boundary.layout:JobPaths", "cannot build"),
     ],
 )

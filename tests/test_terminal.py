@@ -7,7 +7,7 @@ import fnmatch
 import pyte
 import pytest
 
-from boundary.claude_runner import all_but
+from boundary.runners.claude import all_but
 from boundary.scenarios.terminal import COLUMNS, ROWS, _prompt, _selected, interactive_argv
 
 

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import ClassVar, Protocol
 
 from boundary.beacon import Beacon
-from boundary.layout import JobPaths
 from boundary.model.script import ToolCall
 
 
@@ -43,11 +42,15 @@ class Agent(Protocol):
     def full_result(self, tool_result: str) -> str:
         """The result with anything the agent saved aside instead of showing the model."""
 
-    def saved_output(self, paths: JobPaths, tool_result: str) -> Path | None:
+    def store(self, env: dict[str, str]) -> Path:
+        """Where the agent keeps a job's own data (sessions, saved output), given the job's environment."""
+
+    def saved_output(self, env: dict[str, str], tool_result: str) -> Path | None:
         """Where the agent saved the output of a shell call whose result was `tool_result`."""
 
-    def storage_path(self, target: str, paths: JobPaths, name: str) -> Path:
-        """Where the agent would keep a file of kind `target` (one of `storage_targets`) named after `name`."""
+    def storage_path(self, target: str, env: dict[str, str], checkout: Path, name: str) -> Path:
+        """Where the agent would keep a file of kind `target` (one of `storage_targets`) named after `name`,
+        for a job of `checkout` with the environment `env`."""
 
     # A hostile repository: every kind of code the agent loads from a project, each carrying a beacon.
     hostile_beacons: ClassVar[tuple[str, ...]]  # one name per place the agent runs project code from
@@ -81,3 +84,8 @@ def with_saved_output(tool_result: str, saved: Path | None) -> str:
         return tool_result + "\n" + saved.read_bytes().decode(errors="replace")
     except OSError as error:
         return tool_result + f"\n[boundary: could not read the saved output {saved}: {error}]"
+
+
+def home(env: dict[str, str]) -> Path:
+    """The job's HOME, where an agent's defaults live when its environment names no directory of its own."""
+    return Path(env.get("HOME", "/root"))

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from boundary import tools
-from boundary.agents.base import saved_aside, with_saved_output
+from boundary.agents.base import home, saved_aside, with_saved_output
 from boundary.beacon import Beacon
 from boundary.layout import JobPaths
 from boundary.model.script import ToolCall
@@ -152,18 +152,21 @@ class ClaudeCode:
         return ToolCall(id, "Bash", {"command": command, **timeout})
 
     # -- what it keeps where ------------------------------------------------------------
-    def project_dir(self, paths: JobPaths) -> Path:
-        """Sessions of the job's checkout: Claude Code names the directory after the path, `/` and `.` as `-`."""
-        return self.config_dir(paths) / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(paths.checkout))
+    def store(self, env: dict[str, str]) -> Path:
+        return Path(env.get("CLAUDE_CONFIG_DIR", home(env) / ".claude"))
 
-    def saved_output(self, paths: JobPaths, tool_result: str) -> Path | None:
+    def project_dir(self, env: dict[str, str], checkout: Path) -> Path:
+        """Sessions of the job's checkout: Claude Code names the directory after the path, `/` and `.` as `-`."""
+        return self.store(env) / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(checkout))
+
+    def saved_output(self, env: dict[str, str], tool_result: str) -> Path | None:
         return saved_aside(tool_result)
 
-    def storage_path(self, target: str, paths: JobPaths, name: str) -> Path:
+    def storage_path(self, target: str, env: dict[str, str], checkout: Path, name: str) -> Path:
         if target == "planted_transcript":
-            return self.project_dir(paths) / f"{name}.jsonl"
+            return self.project_dir(env, checkout) / f"{name}.jsonl"
         if target == "planted_tool_result":
-            return self.project_dir(paths) / name / "tool-results" / f"{name}.txt"
+            return self.project_dir(env, checkout) / name / "tool-results" / f"{name}.txt"
         raise ValueError(f"Claude Code keeps no {target!r}; its storage targets: {', '.join(self.storage_targets)}")
 
     def full_result(self, tool_result: str) -> str:
@@ -196,5 +199,4 @@ class ClaudeCode:
         return PROJECT_CONFIG
 
     def config_dirs(self, env: dict[str, str]) -> list[Path]:
-        home = Path(env.get("HOME", "/root"))
-        return list(dict.fromkeys([Path(env.get("CLAUDE_CONFIG_DIR", home / ".claude")), home / ".claude"]))
+        return list(dict.fromkeys([self.store(env), home(env) / ".claude"]))

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from boundary import tools
+from boundary.agents.base import home
 from boundary.beacon import Beacon
 from boundary.layout import JobPaths
 from boundary.model.script import ToolCall
@@ -149,20 +150,23 @@ class Codex:
         return ToolCall(id, "exec_command", {"cmd": command, **wait})
 
     # -- what it keeps where ------------------------------------------------------------
-    def saved_output(self, paths: JobPaths, tool_result: str) -> Path | None:
+    def store(self, env: dict[str, str]) -> Path:
+        return Path(env.get("CODEX_HOME", home(env) / ".codex"))
+
+    def saved_output(self, env: dict[str, str], tool_result: str) -> Path | None:
         """The session transcript that holds this shell result (codex saves every output there, not aside)."""
         first = tool_result.partition("\n")[0]  # "Chunk ID: <hex>": unique to the call
         if not first:
             return None
         needle = json.dumps(first)[1:-1].encode()  # as it is written inside the JSON line
-        rollouts = sorted((self.config_dir(paths) / "sessions").rglob("rollout-*.jsonl"))
+        rollouts = sorted((self.store(env) / "sessions").rglob("rollout-*.jsonl"))
         return next((p for p in rollouts if needle in p.read_bytes()), None)
 
-    def storage_path(self, target: str, paths: JobPaths, name: str) -> Path:
+    def storage_path(self, target: str, env: dict[str, str], checkout: Path, name: str) -> Path:
         if target == "planted_rollout":
-            return self.config_dir(paths) / "sessions" / "2026" / "01" / "01" / f"rollout-{name}.jsonl"
+            return self.store(env) / "sessions" / "2026" / "01" / "01" / f"rollout-{name}.jsonl"
         if target == "planted_archived_rollout":
-            return self.config_dir(paths) / "archived_sessions" / f"rollout-{name}.jsonl"
+            return self.store(env) / "archived_sessions" / f"rollout-{name}.jsonl"
         raise ValueError(f"codex keeps no {target!r}; its storage targets: {', '.join(self.storage_targets)}")
 
     def full_result(self, tool_result: str) -> str:
@@ -188,8 +192,7 @@ class Codex:
         return PROJECT_CONFIG
 
     def config_dirs(self, env: dict[str, str]) -> list[Path]:
-        home = Path(env.get("HOME", "/root"))
-        return list(dict.fromkeys([Path(env.get("CODEX_HOME", home / ".codex")), home / ".codex"]))
+        return list(dict.fromkeys([self.store(env), home(env) / ".codex"]))
 
 
 def _patch(id: str, body: str) -> ToolCall:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from boundary import tools
-from boundary.agents.base import saved_aside, with_saved_output
+from boundary.agents.base import home, saved_aside, with_saved_output
 from boundary.beacon import Beacon
 from boundary.layout import JobPaths, project_id
 from boundary.model.script import ToolCall
@@ -134,9 +134,8 @@ class OpenCode:
 
     def config_dirs(self, env: dict[str, str]) -> list[Path]:
         """The directories opencode loads config, plugins, tools, agents and commands from, given its env."""
-        home = Path(env.get("HOME", "/root"))
-        config_home = Path(env.get("XDG_CONFIG_HOME", home / ".config"))
-        dirs = [config_home / "opencode", home / ".opencode"]
+        config_home = Path(env.get("XDG_CONFIG_HOME", home(env) / ".config"))
+        dirs = [config_home / "opencode", home(env) / ".opencode"]
         dirs += [Path(env[key]) for key in ("OPENCODE_CONFIG_DIR",) if env.get(key)]
         return list(dict.fromkeys(dirs))
 
@@ -195,20 +194,17 @@ class OpenCode:
         timeout = {"timeout": int(timeout_s * 1000)} if timeout_s is not None else {}
         return ToolCall(id, "bash", {"command": command, **timeout})
 
-    def tool_output_dir(self, paths: JobPaths) -> Path:
-        return paths.data / "opencode" / "tool-output"
+    def store(self, env: dict[str, str]) -> Path:
+        return Path(env.get("XDG_DATA_HOME", home(env) / ".local" / "share")) / "opencode"
 
-    def shell_capture_dir(self, paths: JobPaths, project: str) -> Path:
-        return paths.data / "opencode" / "shell" / project
-
-    def saved_output(self, paths: JobPaths, tool_result: str) -> Path | None:
+    def saved_output(self, env: dict[str, str], tool_result: str) -> Path | None:
         return saved_aside(tool_result)
 
-    def storage_path(self, target: str, paths: JobPaths, name: str) -> Path:
+    def storage_path(self, target: str, env: dict[str, str], checkout: Path, name: str) -> Path:
         if target == "planted_tool_output":
-            return self.tool_output_dir(paths) / f"tool_{name}"
+            return self.store(env) / "tool-output" / f"tool_{name}"
         if target == "shell_capture":
-            return self.shell_capture_dir(paths, project_id(paths.checkout)) / f"{name}.log"
+            return self.store(env) / "shell" / project_id(checkout) / f"{name}.log"
         raise ValueError(f"opencode keeps no {target!r}; its storage targets: {', '.join(self.storage_targets)}")
 
     def full_result(self, tool_result: str) -> str:

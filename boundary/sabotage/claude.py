@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from boundary.claude_runner import ClaudeReferenceRunner
 from boundary.layout import JobPaths
+from boundary.runners.claude import ClaudeRunner
 
 
-class SandboxOnly(ClaudeReferenceRunner):
+class SandboxOnly(ClaudeRunner):
     """Only the sandbox's file rules, and permissions skipped (as many CI runners do): the sandbox confines
     Bash, not the Read, Grep and Glob tools, which run in the unconfined agent process."""
 
@@ -33,7 +33,7 @@ class NothingHolds(SandboxOnly):
         super().__init__(sandbox=sandbox)
 
 
-class LoadsProjectSettings(ClaudeReferenceRunner):
+class LoadsProjectSettings(ClaudeRunner):
     """Project settings and MCP servers on (`--setting-sources user,project,local`, no `--strict-mcp-config`),
     the checkout's agent files neither hidden nor protected: a repository's hooks and MCP servers run unconfined
     (CVE-2025-59536), and a job's edits to its instructions stick."""
@@ -51,7 +51,7 @@ class LoadsProjectSettings(ClaudeReferenceRunner):
         return ["--setting-sources", "user,project,local"]
 
 
-class TrustsPrintMode(ClaudeReferenceRunner):
+class TrustsPrintMode(ClaudeRunner):
     """No deny rule for other jobs' checkouts: print mode refuses them anyway ("you haven't granted it yet"),
     so cross_job passes; in a terminal that refusal is a question, and an operator's yes reads job A's files."""
 

@@ -5,11 +5,11 @@ Select one with `--agent codex --runner boundary.sabotage.codex:NAME`.
 
 from __future__ import annotations
 
-from boundary.codex_runner import CodexReferenceRunner
 from boundary.layout import JobPaths
+from boundary.runners.codex import CodexRunner
 
 
-class ReadOnlyNoProfile(CodexReferenceRunner):
+class ReadOnlyNoProfile(CodexRunner):
     """`-s read-only` and no permission profile, as codex's docs suggest for untrusted work: the shell still
     reads everywhere, so job A's transcript is one `cat` away."""
 
@@ -31,7 +31,7 @@ class WorkspaceWriteNoProfile(ReadOnlyNoProfile):
         return ("--ignore-user-config", "-s", "workspace-write")
 
 
-class TrustsTheProject(CodexReferenceRunner):
+class TrustsTheProject(CodexRunner):
     """`--trust` and hook trust, hooks on, the checkout's agent files not hidden: the repository's MCP server
     and hooks run unconfined at start (what trusting a project means)."""
 

@@ -12,10 +12,11 @@ from typing import Any
 
 from boundary.host.base import RESOLVED_PROCESS
 from boundary.layout import JobPaths
-from boundary.runner import Job, ReferenceRunner
+from boundary.runners.contract import Job
+from boundary.runners.opencode import OpencodeRunner
 
 
-class NoPlugin(ReferenceRunner):
+class NoPlugin(OpencodeRunner):
     """No runner plugin: the file tools follow a symlink out of the checkout."""
 
     name = "no-plugin"
@@ -24,7 +25,7 @@ class NoPlugin(ReferenceRunner):
         return []
 
 
-class SharedDataDir(ReferenceRunner):
+class SharedDataDir(OpencodeRunner):
     """One data directory for every job of the account (incident 1)."""
 
     name = "shared-data-dir"
@@ -34,7 +35,7 @@ class SharedDataDir(ReferenceRunner):
         return JobPaths(name, paths.checkout, paths.checkout.parent / "shared.data", paths.private, paths.scratch)
 
 
-class AllowAllDirectories(ReferenceRunner):
+class AllowAllDirectories(OpencodeRunner):
     """Agent permissions that allow every external directory: one layer gone."""
 
     name = "allow-all-directories"
@@ -43,7 +44,7 @@ class AllowAllDirectories(ReferenceRunner):
         return {"external_directory": "allow"}
 
 
-class OpencodeMcp(ReferenceRunner):
+class OpencodeMcp(OpencodeRunner):
     """An MCP server named `opencode` offers opencode_session_move & co, and nothing removes them (incident 2)."""
 
     name = "opencode-mcp"
@@ -58,7 +59,7 @@ class OpencodeMcp(ReferenceRunner):
         return {"mcp": {"opencode": server}}
 
 
-class PhonesHome(ReferenceRunner):
+class PhonesHome(OpencodeRunner):
     """Forgets to keep opencode quiet: it tries to fetch its model catalog at start."""
 
     name = "phones-home"
@@ -81,7 +82,7 @@ for directory, _, files in os.walk('/run'):
 """
 
 
-class HostHookRunner(ReferenceRunner):
+class HostHookRunner(OpencodeRunner):
     """A reference runner whose launch step also runs a command on the host (a 'safety strategy')."""
 
     hook: tuple[str, ...] = ()
@@ -138,7 +139,7 @@ class DeniesNobodyByAcl(HostHookRunner):
     hook = ("setfacl", "-m", "u:nobody:---", "/run/dbus/system_bus_socket")
 
 
-class ConfigInReach(ReferenceRunner):
+class ConfigInReach(OpencodeRunner):
     """Yesterday's reference runner (incidents 6 and 7): the files that configure the job live in its own data
     directory, which its permission rule and guard allow; nothing in the checkout is protected; the agent starts
     without its launcher, and project configuration is on."""
@@ -156,27 +157,27 @@ class ConfigInReach(ReferenceRunner):
     def protected_paths(self, paths: JobPaths) -> list[Path]:
         return []
 
-    def launch_argv(self, paths: JobPaths, agent_argv: list[str] | None = None) -> list[str]:
-        return agent_argv or self.agent.argv()
+    def launch_argv(self, paths: JobPaths, agent_argv: list[str]) -> list[str]:
+        return agent_argv
 
     def job_env(self, paths: JobPaths, shell: Path) -> dict[str, str]:
         return self.agent.env(paths, self.account_db(), shell)
 
 
-class LoadsProjectConfig(ReferenceRunner):
+class LoadsProjectConfig(OpencodeRunner):
     """Starts the agent straight away, project configuration on: whatever the repository carries for the agent
     is loaded in the unconfined agent process (incident 7)."""
 
     name = "loads-project-config"
 
-    def launch_argv(self, paths: JobPaths, agent_argv: list[str] | None = None) -> list[str]:
-        return agent_argv or self.agent.argv()
+    def launch_argv(self, paths: JobPaths, agent_argv: list[str]) -> list[str]:
+        return agent_argv
 
     def job_env(self, paths: JobPaths, shell: Path) -> dict[str, str]:
         return self.agent.env(paths, self.account_db(), shell)
 
 
-class WritesOtherJobs(ReferenceRunner):
+class WritesOtherJobs(OpencodeRunner):
     """A guard and permission rule that let the job's file tools write anywhere under the runner's state."""
 
     name = "writes-other-jobs"

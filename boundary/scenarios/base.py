@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, ClassVar
 from boundary.verdict import Finding
 
 if TYPE_CHECKING:
-    from boundary.runner import Runner
+    from boundary.runners.contract import Runner
     from boundary.session import Session
 
 Cell = tuple[str, str]  # (target, channel)

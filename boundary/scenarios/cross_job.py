@@ -28,7 +28,7 @@ from boundary.probes import (
     matrix_for,
     targets_for,
 )
-from boundary.runner import Job, Runner
+from boundary.runners.contract import Job, Runner
 from boundary.scenarios.base import Cell, ProbeResult, Scenario
 from boundary.session import Session
 from boundary.verdict import Evidence, Finding, Verdict, judge
@@ -84,7 +84,7 @@ def run_job_a(runner: Runner, session: Session, job: Job) -> list[Target]:
     script = Script()
     script.add_step(call)
     _, record = session.run(job, script)
-    saved = agent.saved_output(job.paths, record.results.get(call.id, ""))
+    saved = agent.saved_output(job.env, record.results.get(call.id, ""))
     missing = job.data_dir / "saved-output-missing"  # judged INCONCLUSIVE: not there
     targets = [Target("saved_output", saved or missing, token, saved.name if saved else canary.new_canary())]
     return targets + _plant(runner, job)
@@ -95,7 +95,8 @@ def _plant(runner: Runner, job: Job) -> list[Target]:
     planted = []
     for kind in runner.agent.storage_targets:
         name = canary.new_canary()
-        planted.append(Target(kind, runner.agent.storage_path(kind, job.paths, name), canary.new_canary(), name))
+        path = runner.agent.storage_path(kind, job.env, job.checkout, name)
+        planted.append(Target(kind, path, canary.new_canary(), name))
     name = canary.new_canary()
     planted.append(Target("checkout_file", job.checkout / f"notes-{name}.txt", canary.new_canary(), name))
     for target in planted:

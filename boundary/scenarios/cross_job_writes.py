@@ -12,7 +12,7 @@ from pathlib import Path
 
 from boundary import canary
 from boundary.model import Script
-from boundary.runner import Job, Runner
+from boundary.runners.contract import Job, Runner
 from boundary.scenarios.base import Cell, ProbeResult, Scenario
 from boundary.scenarios.cross_job import REPOSITORY_FILES, run_job_a
 from boundary.session import Session

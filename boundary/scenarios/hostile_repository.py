@@ -18,7 +18,7 @@ from boundary.beacon import Beacon
 from boundary.layout import push_commit
 from boundary.model import Script
 from boundary.probes import CHANNELS, Probe, Target, channels_for, make_probe
-from boundary.runner import Job, Runner
+from boundary.runners.contract import Job, Runner
 from boundary.scenarios.base import Cell, ProbeResult, Scenario
 from boundary.scenarios.cross_job import REPOSITORY_FILES, job_output_findings, judge_probes, plan_probes, run_job_a
 from boundary.session import Session

@@ -18,7 +18,7 @@ from boundary.host.services import DEFAULT_UNITS
 from boundary.model import ModelServer
 from boundary.offered import OfferedTools
 from boundary.report import RunRecord, ScenarioRecord
-from boundary.runner import Runner
+from boundary.runners.contract import Runner
 from boundary.scenarios import Scenario
 from boundary.session import Session
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from boundary import canary
 from boundary.model import JobRecord, Script, ToolCall
-from boundary.runner import Job, Runner
+from boundary.runners.contract import Job, Runner
 from boundary.scenarios.base import Cell, ProbeResult, Scenario
 from boundary.scenarios.cross_job import REPOSITORY_FILES
 from boundary.session import Session

@@ -21,7 +21,7 @@ from boundary.beacon import Beacon
 from boundary.configuring import KINDS, Configuring, discover, snapshot
 from boundary.model import Script
 from boundary.probes import CHANNELS, Target
-from boundary.runner import Job, Runner
+from boundary.runners.contract import Job, Runner
 from boundary.scenarios.base import Cell, ProbeResult, Scenario
 from boundary.scenarios.cross_job import REPOSITORY_FILES, judge_probes, plan_probes, run_job_a
 from boundary.session import Session

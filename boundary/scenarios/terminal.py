@@ -22,7 +22,7 @@ import pyte
 from boundary import canary
 from boundary.job import JobOutcome
 from boundary.model import JobRecord, ModelServer, Script
-from boundary.runner import Job
+from boundary.runners.contract import Job
 from boundary.scenarios.cross_job import CrossJob
 from boundary.session import Session
 

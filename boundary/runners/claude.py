@@ -13,23 +13,25 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import ClassVar
 
 from boundary.agents.claude import FORBIDDEN_TOOLS, PROJECT_AGENT_PATHS, PROJECT_PROTECTED, TOOLS, ClaudeCode
 from boundary.layout import JobPaths
-from boundary.runner import Job, ReferenceRunner
-from boundary.sandboxes import OS_DENIALS, get_sandbox
+from boundary.runners.contract import Job
+from boundary.runners.reference import ReferenceRunner
+from boundary.sandboxes import OS_DENIALS
 
 
-class ClaudeReferenceRunner(ReferenceRunner):
+class ClaudeRunner(ReferenceRunner):
     """Claude Code jobs with per-job data dirs, permission deny rules, and Claude Code's own sandbox."""
 
-    name = "reference"
-    hidden_paths: tuple[str, ...] = PROJECT_AGENT_PATHS
+    default_sandbox: ClassVar[str] = "claude"
+    hidden_paths: ClassVar[tuple[str, ...]] = PROJECT_AGENT_PATHS
+    protected: ClassVar[tuple[str, ...]] = PROJECT_PROTECTED
 
-    def __init__(self, sandbox: str = "claude") -> None:
-        super().__init__(sandbox="srt")
-        self.agent: ClaudeCode = ClaudeCode()  # type: ignore[assignment]
-        self.sandbox = get_sandbox(sandbox)
+    def __init__(self, sandbox: str | None = None) -> None:
+        super().__init__(sandbox)
+        self.agent: ClaudeCode = ClaudeCode()
         self.denials = {**self.agent.denials, "OS sandbox": OS_DENIALS}
 
     def create_job(self, name: str, model_url: str) -> Job:
@@ -52,9 +54,6 @@ class ClaudeReferenceRunner(ReferenceRunner):
     def extra_flags(self) -> list[str]:
         """More flags for `claude`: MCP servers only from `--mcp-config` (none), never the repository's."""
         return ["--strict-mcp-config"]
-
-    def protected_paths(self, paths: JobPaths) -> list[Path]:
-        return [paths.checkout / relative for relative in PROJECT_PROTECTED]
 
     def settings(self, paths: JobPaths) -> dict[str, object]:
         policy = self.shell_policy(paths)

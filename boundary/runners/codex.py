@@ -11,12 +11,13 @@ skills, which codex loads even untrusted) are hidden from it at each start.
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import ClassVar
 
 from boundary.agents.codex import PROJECT_AGENT_PATHS, PROJECT_PROTECTED, Codex
 from boundary.layout import JobPaths
-from boundary.runner import Job, ReferenceRunner
-from boundary.sandboxes import OS_DENIALS, get_sandbox
+from boundary.runners.contract import Job
+from boundary.runners.reference import ReferenceRunner
+from boundary.sandboxes import OS_DENIALS
 
 # Tools codex 0.171 offers with the flags below: the shell (exec_command, and write_stdin for a command still
 # running) and apply_patch.
@@ -28,16 +29,16 @@ FORBIDDEN_TOOLS = ("mcp__*", "*.*", "web_search", "view_image")  # MCP and names
 FEATURES_OFF = ("plugins", "goals", "view_image", "multi_agent", "hooks", "memories")
 
 
-class CodexReferenceRunner(ReferenceRunner):
+class CodexRunner(ReferenceRunner):
     """codex jobs with per-job CODEX_HOME, codex's sandbox and a permission profile, and no project trust."""
 
-    name = "reference"
-    hidden_paths: tuple[str, ...] = PROJECT_AGENT_PATHS
+    default_sandbox: ClassVar[str] = "codex"
+    hidden_paths: ClassVar[tuple[str, ...]] = PROJECT_AGENT_PATHS
+    protected: ClassVar[tuple[str, ...]] = PROJECT_PROTECTED
 
-    def __init__(self, sandbox: str = "codex") -> None:
-        super().__init__(sandbox="srt")
-        self.agent: Codex = Codex()  # type: ignore[assignment]
-        self.sandbox = get_sandbox(sandbox)
+    def __init__(self, sandbox: str | None = None) -> None:
+        super().__init__(sandbox)
+        self.agent: Codex = Codex()
         self.denials = {"OS sandbox": (*OS_DENIALS, *self.agent.denials["OS sandbox"])}
 
     def create_job(self, name: str, model_url: str) -> Job:
@@ -78,9 +79,6 @@ class CodexReferenceRunner(ReferenceRunner):
         sandbox off (a control), the flag that runs everything unconfined."""
         ignore = ("--ignore-user-config", "--ignore-rules")
         return ignore if self.sandboxed() else (*ignore, "--dangerously-bypass-approvals-and-sandbox")
-
-    def protected_paths(self, paths: JobPaths) -> list[Path]:
-        return [paths.checkout / relative for relative in PROJECT_PROTECTED]
 
     def permissions(self, paths: JobPaths) -> dict[str, str] | None:
         """The profile (None: none, with codex's sandbox off): all readable, the runner's state `none` but the

@@ -1,0 +1,70 @@
+"""`boundary runner check COMMAND`: every verb of a runner command, answered and validated in seconds.
+
+No agent starts: the runner sets up state for a throwaway repository, prepares two jobs (one's name a
+prefix of the other's, as the live suite names them) and removes them; each answer is read as strictly as
+the live suite reads it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from boundary.layout import create_repository
+from boundary.runners.command import CommandRunner
+from boundary.runners.contract import Job
+from boundary.runners.protocol import ProtocolError
+
+JOB_NAMES = ("check-a", "check-a-b")
+MODEL_URL = "http://127.0.0.1:9/jobs/check/v1"  # never contacted: no job starts
+
+
+def check_runner(command: str, sandbox: str | None, say: Callable[[str], None]) -> None:
+    """Say what each verb answered; raise ProtocolError at the first answer that breaks the protocol."""
+    runner = CommandRunner(command, sandbox)
+    layers = ", ".join(runner.denials)
+    say(f"ok describe: {runner.name}, {runner.agent.name} jobs, sandbox {runner.sandbox.name}; layers: {layers}")
+    with _scratch() as directory:
+        repository = create_repository(directory / "repos" / "project.git", {"README.md": "boundary check\n"})
+        runner.setup(directory / "state", repository)
+        say(f"ok setup: state {directory / 'state'}; account database {runner.account_db()}")
+        jobs = [runner.create_job(name, MODEL_URL) for name in JOB_NAMES]
+        for job in jobs:
+            _check_job(job)
+            say(f"ok create-job {job.name}: {_shown(job)}")
+        _check_apart(jobs)
+        for job in jobs:
+            runner.remove_job(job)
+            left = [str(p) for p in (job.checkout, job.data_dir) if p.exists()]
+            say(f"ok remove-job {job.name}" + (f" (left behind: {', '.join(left)})" if left else ""))
+
+
+def _check_job(job: Job) -> None:
+    if not (job.checkout / ".git").exists():
+        raise ProtocolError(f"runner create-job {job.name}: field 'checkout': {job.checkout} is no git checkout")
+    launcher = Path(job.argv[0])
+    if launcher.is_absolute() and not launcher.exists():
+        raise ProtocolError(f"runner create-job {job.name}: field 'argv': {launcher} does not exist")
+
+
+def _check_apart(jobs: list[Job]) -> None:
+    """Two jobs with one checkout cannot be told apart: nothing the live suite finds would mean anything."""
+    a, b = jobs
+    if a.checkout == b.checkout:
+        raise ProtocolError(f"runner create-job: jobs {a.name} and {b.name} got one checkout, {a.checkout}")
+
+
+def _shown(job: Job) -> str:
+    return f"checkout {job.checkout}, data {job.data_dir}, argv[0] {job.argv[0]}, {len(job.env)} env variables"
+
+
+@contextmanager
+def _scratch() -> Iterator[Path]:
+    directory = Path(tempfile.mkdtemp(prefix="bnd-check-"))  # short: a runner's paths may hold Unix sockets
+    try:
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)

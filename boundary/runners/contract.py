@@ -1,0 +1,63 @@
+"""The Runner contract: what `boundary` asks of the runner under test.
+
+A runner owns the layout on disk, the agent's config and the sandbox around it. Two kinds implement
+it: a Python class (`--runner package.module:attr`, attr called with `sandbox=<name>`) and a command in
+any language (`--runner-cmd`, `boundary.runners.command`), which speaks docs/runner-protocol.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from boundary.agents.base import Agent
+from boundary.layout import JobPaths
+from boundary.sandboxes import Sandbox
+
+
+@dataclass
+class Job:
+    """One agent job as launched: the harness runs argv in a loopback-only network namespace."""
+
+    name: str
+    paths: JobPaths
+    argv: list[str]
+    env: dict[str, str]
+    hooks: list[list[str]] = field(default_factory=list)  # run on the host (as root) just before the job
+    files: list[Path] = field(default_factory=list)  # what the runner says it wrote for the job (tamper targets)
+
+    @property
+    def checkout(self) -> Path:
+        return self.paths.checkout
+
+    @property
+    def data_dir(self) -> Path:
+        return self.paths.data
+
+
+@runtime_checkable
+class Runner(Protocol):
+    name: str
+
+    @property
+    def agent(self) -> Agent: ...  # read-only here, so a runner may hold a concrete agent
+
+    @property
+    def sandbox(self) -> Sandbox: ...
+
+    denials: dict[str, tuple[str, ...]]  # layer -> texts that show that layer refused
+
+    def setup(self, state: Path, repository: Path) -> None:
+        """Create the runner's state (account, database) for jobs of `repository`."""
+
+    def account_db(self) -> Path: ...
+
+    def create_job(self, name: str, model_url: str) -> Job:
+        """Check out the repository and write everything the job needs; do not start it."""
+
+    def remove_job(self, job: Job) -> None: ...
+
+    def expected_tools(self) -> frozenset[str]: ...
+
+    def forbidden_tools(self) -> tuple[str, ...]: ...

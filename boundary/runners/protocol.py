@@ -1,0 +1,175 @@
+"""The runner protocol's answers, read strictly: every field checked, every error naming verb and field.
+
+docs/runner-protocol.md is the specification; docs/runner-protocol.schema.json its JSON Schema. A runner
+that answers badly stops the run with one line saying what was expected, what was seen, and where.
+"""
+
+from __future__ import annotations
+
+import json
+import os.path
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+VERSION = 1
+AGENT_NAMES = ("opencode", "claude", "codex")
+JOB_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+class ProtocolError(RuntimeError):
+    """A runner's answer broke the protocol; the message names the verb and the field."""
+
+
+@dataclass(frozen=True)
+class Description:
+    name: str
+    agent: str
+    sandbox: str
+    sandbox_version: str
+    startup_failures: tuple[str, ...]
+    denials: dict[str, tuple[str, ...]]
+    expected_tools: frozenset[str]
+    forbidden_tools: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class JobAnswer:
+    argv: list[str]
+    env: dict[str, str]
+    checkout: Path
+    data: Path
+    tmp: Path | None
+    runner_files: Path | None
+    files: list[Path]
+    hooks: list[list[str]]
+
+
+class Fields:
+    """One answer's fields, each read with its expected type."""
+
+    def __init__(self, verb: str, stdout: str) -> None:
+        self.verb = verb
+        try:
+            answer = json.loads(stdout)
+        except json.JSONDecodeError as error:
+            raise self.error(
+                f"expected one JSON object on stdout, got malformed JSON ({error}): {stdout[:200]!r}"
+            ) from None
+        if not isinstance(answer, dict):
+            raise self.error(f"expected one JSON object on stdout, got {type(answer).__name__}: {stdout[:200]!r}")
+        self.answer: dict[str, Any] = answer
+
+    def error(self, text: str, key: str | None = None) -> ProtocolError:
+        return ProtocolError(f"runner {self.verb}: {f'field {key!r}: ' if key else ''}{text}")
+
+    def get(self, key: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
+        if key not in self.answer or (self.answer[key] is None and default is not ...):
+            if default is ...:
+                raise self.error("missing", key)
+            return default
+        value = self.answer[key]
+        if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+            names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+            raise self.error(f"expected {names}, got {type(value).__name__} {value!r:.80}", key)
+        return value
+
+    def string(self, key: str) -> str:
+        value = str(self.get(key, str))
+        if not value.strip():
+            raise self.error("expected a non-empty string", key)
+        return value
+
+    def optional_string(self, key: str) -> str | None:
+        return None if self.answer.get(key) is None else self.string(key)
+
+    def strings(self, key: str, default: list[str] | None = None, nonempty: bool = False) -> list[str]:
+        values = self.get(key, list, ... if default is None else default)
+        if not all(isinstance(value, str) for value in values):
+            raise self.error(f"expected a list of strings, got {values!r:.120}", key)
+        if nonempty and not values:
+            raise self.error("expected at least one entry", key)
+        return list(values)
+
+    def path(self, key: str, state: Path) -> Path:
+        """An absolute path inside the runner's state directory."""
+        return inside(self, key, self.string(key), state)
+
+    def optional_path(self, key: str, state: Path) -> Path | None:
+        value = self.optional_string(key)
+        return None if value is None else inside(self, key, value, state)
+
+
+def inside(fields: Fields, key: str, value: str, state: Path) -> Path:
+    path = Path(value)
+    if not path.is_absolute():
+        raise fields.error(f"expected an absolute path, got {value!r}", key)
+    if not Path(os.path.normpath(path)).is_relative_to(os.path.normpath(state)):  # no way out through `..`
+        raise fields.error(f"expected a path inside the state directory {state}, got {value}", key)
+    return path
+
+
+def read_describe(stdout: str) -> Description:
+    fields = Fields("describe", stdout)
+    version = fields.get("protocol", int)
+    if version != VERSION:
+        raise fields.error(f"expected protocol version {VERSION}, got {version}", "protocol")
+    agent = fields.string("agent")
+    if agent not in AGENT_NAMES:
+        raise fields.error(f"expected one of {', '.join(AGENT_NAMES)}, got {agent!r}", "agent")
+    return Description(
+        name=fields.string("name"),
+        agent=agent,
+        sandbox=fields.string("sandbox"),
+        sandbox_version=fields.optional_string("sandbox_version") or "not given",
+        startup_failures=tuple(fields.strings("startup_failures", [])),
+        denials=_denials(fields),
+        expected_tools=frozenset(fields.strings("expected_tools", nonempty=True)),
+        forbidden_tools=tuple(fields.strings("forbidden_tools", [])),
+    )
+
+
+def _denials(fields: Fields) -> dict[str, tuple[str, ...]]:
+    raw = fields.get("denials", dict)
+    if not raw:
+        raise fields.error("expected at least one layer: a runner that claims no layer shows no defence", "denials")
+    denials: dict[str, tuple[str, ...]] = {}
+    for layer, texts in raw.items():
+        if not isinstance(texts, list) or not texts or not all(isinstance(t, str) and t.strip() for t in texts):
+            raise fields.error(f"layer {layer!r}: expected a non-empty list of non-empty strings, got {texts!r:.120}")
+        denials[layer] = tuple(texts)
+    return denials
+
+
+def read_setup(stdout: str, state: Path) -> Path | None:
+    fields = Fields("setup", stdout)
+    return fields.optional_path("account_db", state)
+
+
+def read_job(stdout: str, name: str, state: Path) -> JobAnswer:
+    fields = Fields(f"create-job {name}", stdout)
+    env = fields.get("env", dict)
+    bad = {k: v for k, v in env.items() if not isinstance(v, str)}
+    if bad:
+        raise fields.error(f"expected every value a string, got {bad!r:.120}", "env")
+    hooks = fields.get("hooks", list, [])
+    if not all(isinstance(h, list) and h and all(isinstance(a, str) for a in h) for h in hooks):
+        raise fields.error(f"expected a list of argv lists (strings), got {hooks!r:.120}", "hooks")
+    answer = JobAnswer(
+        argv=fields.strings("argv", nonempty=True),
+        env=dict(env),
+        checkout=fields.path("checkout", state),
+        data=fields.path("data", state),
+        tmp=fields.optional_path("tmp", state),
+        runner_files=fields.optional_path("runner_files", state),
+        files=[inside(fields, "files", value, state) for value in fields.strings("files", [])],
+        hooks=hooks,
+    )
+    if not answer.checkout.is_dir():
+        raise fields.error(f"expected a directory after create-job, but {answer.checkout} is none", "checkout")
+    return answer
+
+
+def read_empty(verb: str, stdout: str) -> None:
+    Fields(verb, stdout)  # an object; what it holds is the runner's own

@@ -1,0 +1,114 @@
+"""What every reference runner does, whatever its agent: one checkout and data directory per job, the
+runner's files out of the job's reach, and the checkout's agent configuration hidden from the agent.
+
+One subclass per agent (`opencode.py`, `claude.py`, `codex.py`) writes that agent's configuration and
+launch; subclass one and override a part to test a variation (`boundary.sabotage`).
+"""
+
+from __future__ import annotations
+
+import shlex
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import ClassVar
+
+from boundary.agents.base import Agent
+from boundary.layout import JobPaths, RunnerLayout, clone
+from boundary.runners.contract import Job
+from boundary.sandboxes import Sandbox, ShellPolicy, get_sandbox
+
+# Starts the agent with the repository's agent configuration hidden from it, and the files the runner wrote for
+# the job read-only: the agent process is unconfined, so only a mount namespace keeps it from either.
+LAUNCHER = """#!/bin/bash
+# boundary reference runner: start the agent; what the checkout carries for agents is hidden at each start.
+set -euo pipefail
+args=(--dev-bind / / --die-with-parent)
+for file in {readonly}; do args+=(--ro-bind "$file" "$file"); done
+for relative in {hidden}; do
+  path={checkout}/"$relative"
+  if [ -d "$path" ] && [ ! -L "$path" ]; then args+=(--tmpfs "$path")
+  elif [ -e "$path" ] || [ -L "$path" ]; then args+=(--ro-bind /dev/null "$path"); fi
+done
+exec bwrap "${{args[@]}}" -- "$@"
+"""
+
+
+class ReferenceRunner(ABC):
+    """The agent-independent parts; a subclass sets `agent`, `denials` and writes the job in `create_job`."""
+
+    name = "reference"
+    default_sandbox: ClassVar[str]
+    hidden_paths: ClassVar[tuple[str, ...]]  # the checkout's agent configuration, hidden at each start
+    protected: ClassVar[tuple[str, ...]]  # checkout-relative paths no channel of the job may write
+    agent: Agent
+    denials: dict[str, tuple[str, ...]]
+
+    def __init__(self, sandbox: str | None = None) -> None:
+        self.sandbox: Sandbox = get_sandbox(sandbox or self.default_sandbox)
+        self.layout: RunnerLayout | None = None
+        self.repository: Path | None = None
+
+    # -- the contract ---------------------------------------------------------------
+    def setup(self, state: Path, repository: Path) -> None:
+        self.layout = RunnerLayout(state)
+        self.layout.create()
+        self.repository = repository
+
+    def account_db(self) -> Path:
+        return self._layout().account_db
+
+    @abstractmethod
+    def create_job(self, name: str, model_url: str) -> Job:
+        """Check out the repository and write the agent's configuration and launch for the job."""
+
+    def remove_job(self, job: Job) -> None:
+        job.paths.remove()
+
+    @abstractmethod
+    def expected_tools(self) -> frozenset[str]: ...
+
+    @abstractmethod
+    def forbidden_tools(self) -> tuple[str, ...]: ...
+
+    # -- the parts ------------------------------------------------------------------
+    def job_paths(self, name: str) -> JobPaths:
+        return self._layout().job(name)
+
+    def checked_out(self, name: str) -> JobPaths:
+        """The job's paths, with the repository cloned into its checkout and its directories made."""
+        paths = self.job_paths(name)
+        if self.repository is None:
+            raise RuntimeError("the runner has no repository yet: call setup() first")
+        clone(self.repository, paths.checkout)
+        paths.create_dirs()
+        return paths
+
+    def protected_paths(self, paths: JobPaths) -> list[Path]:
+        """Inside the checkout, what no channel of the job may write: agent configuration, git's hooks and config."""
+        return [paths.checkout / relative for relative in self.protected]
+
+    def launch_argv(self, paths: JobPaths, agent_argv: list[str]) -> list[str]:
+        """The agent, started by a launcher that hides the checkout's agent configuration from it."""
+        launcher = paths.runner_dir / "launch"
+        written = [p for p in paths.runner_dir.rglob("*") if p.is_file() and not p.is_symlink()]
+        readonly = " ".join(shlex.quote(str(p)) for p in [*written, launcher])
+        hidden = " ".join(shlex.quote(relative) for relative in self.hidden_paths)
+        text = LAUNCHER.format(readonly=readonly, checkout=shlex.quote(str(paths.checkout)), hidden=hidden)
+        launcher.write_text(text)
+        launcher.chmod(0o755)
+        return [str(launcher), *agent_argv]
+
+    def shell_policy(self, paths: JobPaths) -> ShellPolicy:
+        """The shell sees none of the runner's state but its own checkout and TMPDIR."""
+        state = self._layout().state
+        return ShellPolicy(
+            deny_read=[state],
+            allow_read=[paths.checkout, paths.tmp],
+            allow_write=[paths.checkout, paths.tmp],
+            deny_write=self.protected_paths(paths),
+        )
+
+    def _layout(self) -> RunnerLayout:
+        if self.layout is None:
+            raise RuntimeError("the runner has no state yet: call setup() first")
+        return self.layout

@@ -1,0 +1,171 @@
+"""The runner protocol: a runner command's answers are read strictly, and every bad answer is one clear line."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from boundary.runners import command, protocol
+from boundary.runners.check import check_runner
+from boundary.runners.command import CommandRunner
+from boundary.runners.protocol import ProtocolError, read_describe, read_job, read_setup
+
+DESCRIBE = {
+    "protocol": 1,
+    "name": "fake",
+    "agent": "opencode",
+    "sandbox": "srt",
+    "denials": {"OS sandbox": ["No such file or directory"]},
+    "expected_tools": ["bash", "read"],
+    "forbidden_tools": ["opencode_*"],
+}
+
+
+def job_answer(state: Path, **changes: Any) -> dict[str, Any]:
+    checkout = state / "checkouts" / "a"
+    checkout.mkdir(parents=True, exist_ok=True)
+    answer = {
+        "argv": ["/bin/true"],
+        "env": {"HOME": str(state / "home")},
+        "checkout": str(checkout),
+        "data": str(state / "checkouts" / "a.data"),
+    }
+    return {k: v for k, v in (answer | changes).items() if v is not None}
+
+
+def test_a_good_description_is_read_whole():
+    description = read_describe(json.dumps(DESCRIBE | {"sandbox_version": "srt 0.0.83"}))
+    assert description.agent == "opencode" and description.sandbox_version == "srt 0.0.83"
+    assert description.denials == {"OS sandbox": ("No such file or directory",)}
+    assert description.expected_tools == frozenset({"bash", "read"})
+
+
+@pytest.mark.parametrize(
+    ("stdout", "says"),
+    [
+        ("not json", "malformed JSON"),
+        ("[1, 2]", "expected one JSON object on stdout, got list"),
+        (json.dumps({k: v for k, v in DESCRIBE.items() if k != "agent"}), "field 'agent': missing"),
+        (json.dumps(DESCRIBE | {"protocol": 2}), "field 'protocol': expected protocol version 1, got 2"),
+        (json.dumps(DESCRIBE | {"protocol": "1"}), "field 'protocol': expected int, got str"),
+        (json.dumps(DESCRIBE | {"agent": "aider"}), "field 'agent': expected one of opencode, claude, codex"),
+        (json.dumps(DESCRIBE | {"denials": {}}), "field 'denials': expected at least one layer"),
+        (json.dumps(DESCRIBE | {"denials": {"OS": "No such file"}}), "layer 'OS': expected a non-empty list"),
+        (json.dumps(DESCRIBE | {"expected_tools": []}), "field 'expected_tools': expected at least one entry"),
+        (json.dumps(DESCRIBE | {"expected_tools": "bash"}), "field 'expected_tools': expected list, got str"),
+    ],
+)
+def test_a_bad_description_names_the_verb_and_the_field(stdout, says):
+    with pytest.raises(ProtocolError) as raised:
+        read_describe(stdout)
+    assert str(raised.value).startswith("runner describe: ") and says in str(raised.value)
+
+
+def test_setup_may_name_the_account_database_inside_the_state(tmp_path):
+    assert read_setup("{}", tmp_path) is None
+    assert read_setup(json.dumps({"account_db": str(tmp_path / "a.db")}), tmp_path) == tmp_path / "a.db"
+    with pytest.raises(ProtocolError, match="field 'account_db': expected a path inside the state directory"):
+        read_setup(json.dumps({"account_db": "/var/lib/a.db"}), tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("changes", "says"),
+    [
+        ({"argv": []}, "field 'argv': expected at least one entry"),
+        ({"argv": ["opencode", 3]}, "field 'argv': expected a list of strings"),
+        ({"env": None}, "field 'env': missing"),
+        ({"env": {"HOME": 1}}, "field 'env': expected every value a string"),
+        ({"checkout": "checkouts/a"}, "field 'checkout': expected an absolute path, got 'checkouts/a'"),
+        ({"data": "/srv/shared.data"}, "field 'data': expected a path inside the state directory"),
+        ({"tmp": "/tmp"}, "field 'tmp': expected a path inside the state directory"),
+        ({"files": ["/etc/passwd"]}, "field 'files': expected a path inside the state directory"),
+        ({"hooks": [["chmod", 7]]}, "field 'hooks': expected a list of argv lists"),
+    ],
+)
+def test_a_bad_job_names_the_verb_and_the_field(tmp_path, changes, says):
+    with pytest.raises(ProtocolError) as raised:
+        read_job(json.dumps(job_answer(tmp_path, **changes)), "a", tmp_path)
+    assert str(raised.value).startswith("runner create-job a: ") and says in str(raised.value)
+
+
+def test_a_path_that_climbs_out_of_the_state_is_outside_it(tmp_path):
+    answer = job_answer(tmp_path, data=str(tmp_path / "checkouts" / ".." / ".." / "elsewhere"))
+    with pytest.raises(ProtocolError, match="field 'data': expected a path inside the state directory"):
+        read_job(json.dumps(answer), "a", tmp_path)
+
+
+def test_a_checkout_that_is_not_there_is_refused(tmp_path):
+    answer = job_answer(tmp_path, checkout=str(tmp_path / "never-made"))
+    with pytest.raises(ProtocolError, match="field 'checkout': expected a directory after create-job"):
+        read_job(json.dumps(answer), "a", tmp_path)
+
+
+def fake_runner(tmp_path: Path, body: str) -> str:
+    """A runner command written in Python, its verbs answered by `body` (a function `answer(verb, args)`)."""
+    script = tmp_path / "runner.py"
+    script.write_text(f"import json, os, sys\n{body}\nprint(json.dumps(answer(sys.argv[1], sys.argv[2:])))\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return shlex.join([sys.executable, str(script)])
+
+
+def test_a_non_zero_exit_fails_with_what_the_runner_said(tmp_path):
+    runner = fake_runner(tmp_path, "def answer(verb, args):\n    sys.exit('no state here: ' + verb)")
+    with pytest.raises(ProtocolError, match=r"runner describe: expected exit 0, got 1 .*no state here: describe"):
+        CommandRunner(runner)
+
+
+def test_a_hang_fails_within_the_verbs_timeout(tmp_path, monkeypatch):
+    monkeypatch.setitem(command.TIMEOUT_S, "describe", 0.5)
+    runner = fake_runner(tmp_path, "import time\ndef answer(verb, args):\n    time.sleep(60)")
+    with pytest.raises(ProtocolError, match=r"runner describe: expected the runner's describe .* within 0.5 s"):
+        command.call(shlex.split(runner), "describe", (), {})
+
+
+def test_a_command_that_does_not_exist_is_said_so():
+    with pytest.raises(ProtocolError, match="runner describe: cannot start"):
+        command.call(["/nonexistent/runner"], "describe", (), {})
+
+
+GOOD_RUNNER = f"""
+import subprocess
+def answer(verb, args):
+    state = os.environ.get("BOUNDARY_STATE", "")
+    if verb == "describe":
+        return {json.dumps(DESCRIBE)}
+    if verb == "setup":
+        return {{}}
+    if verb == "create-job":
+        checkout = os.path.join(state, "checkouts", args[0])
+        subprocess.run(["git", "clone", "-q", os.path.join(os.path.dirname(state), "repos", "project.git"), checkout])
+        return {{"argv": ["/bin/true"], "env": {{}}, "checkout": checkout, "data": checkout + ".data"}}
+    subprocess.run(["rm", "-rf", os.path.join(state, "checkouts", args[0])])
+    return {{}}
+"""
+
+
+def test_runner_check_asks_every_verb_of_a_good_runner(tmp_path):
+    said: list[str] = []
+    check_runner(fake_runner(tmp_path, GOOD_RUNNER), None, said.append)
+    verbs = [line.split(":")[0] for line in said]
+    assert verbs == ["ok describe", "ok setup", "ok create-job check-a", "ok create-job check-a-b"] + [
+        "ok remove-job check-a",
+        "ok remove-job check-a-b",
+    ]
+
+
+def test_each_call_gets_the_state_the_sandbox_asked_for_and_the_protocol_version(tmp_path):
+    env = command.call_env("passthrough", tmp_path)
+    assert env["BOUNDARY_STATE"] == str(tmp_path) and env["BOUNDARY_SANDBOX"] == "passthrough"
+    assert env["BOUNDARY_PROTOCOL"] == str(protocol.VERSION)
+
+
+def test_a_named_sandbox_keeps_what_boundary_knows_of_its_start_up_failures(tmp_path):
+    runner = fake_runner(tmp_path, GOOD_RUNNER)
+    command.describe.cache_clear()
+    assert "Failed to create bridge sockets" in CommandRunner(runner).sandbox.startup_failures
