@@ -3,7 +3,8 @@
 set positional-arguments
 
 # The project's virtual environment, made by scripts/setup.sh (PYTHON picks the interpreter it is made from).
-python := env_var_or_default("BOUNDARY_VENV", ".venv") / "bin/python"
+bin := env_var_or_default("BOUNDARY_VENV", ".venv") / "bin"
+python := bin / "python"
 
 # List the recipes.
 default:
@@ -41,6 +42,8 @@ check:
     {{python}} -m ruff check boundary tests
     {{python}} -m ruff format --check boundary tests
     {{python}} -m mypy
+    {{bin}}/actionlint .github/workflows/*.yml examples/runner-repository/.github/workflows/*.yml
+    {{python}} -m check_jsonschema --builtin-schema vendor.github-actions action.yml
 
 # Install what boundary needs; quick when it is already there.
 setup:

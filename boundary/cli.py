@@ -68,11 +68,11 @@ def _report(args: argparse.Namespace) -> int:
     return 1 if reasons else 0
 
 
-def _run(args: argparse.Namespace) -> int:
-    """The live suite from the package, in this directory: reports into ./reports/."""
+def run_suite(options: list[str]) -> int:
+    """The live suite from the package, in this directory: reports into ./reports/; `options` go to it."""
     reports = Path("reports")
     defaults = ["-n", "2"] + [f"--boundary-{kind}={reports}/runner-sandbox.{ext}" for kind, ext in REPORT_FILES]
-    command = [sys.executable, "-m", "pytest", *pytest_args(Path.cwd()), *defaults, *args.suite_options]
+    command = [sys.executable, "-m", "pytest", *pytest_args(Path.cwd()), *defaults, *options]
     return subprocess.run(command).returncode
 
 
@@ -124,8 +124,7 @@ def parser() -> argparse.ArgumentParser:
         '--runner-cmd "node my-runner.mjs", --agent, --scenario, --host (`boundary run --help` lists them)',
         add_help=False,
     )
-    run.add_argument("suite_options", nargs=argparse.REMAINDER)
-    run.set_defaults(func=_run)
+    run.add_argument("suite_options", nargs=argparse.REMAINDER)  # taken whole by main(): they are pytest's
     runner = commands.add_parser("runner", help="a runner command (docs/runner-protocol.md)")
     runner_commands = runner.add_subparsers(dest="runner_command", required=True)
     check_parser = runner_commands.add_parser("check", help="ask every verb, validate every answer; no agent starts")
@@ -136,6 +135,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["run"]:
+        return run_suite(argv[1:])
     args = parser().parse_args(argv)
     try:
         return int(args.func(args))

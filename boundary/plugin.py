@@ -23,7 +23,7 @@ from boundary.runners import AGENTS
 from boundary.runners.command import CommandRunner
 from boundary.runners.contract import Runner
 from boundary.runners.protocol import ProtocolError
-from boundary.scenarios import SCENARIOS, get_scenario
+from boundary.scenarios import get_scenario, registry
 from boundary.scenarios.runs import ScenarioRuns, Unit
 from boundary.versions import collect_versions
 
@@ -93,11 +93,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--scenario",
         action="append",
         default=[],
-        choices=list(SCENARIOS),
-        metavar="NAME",
+        metavar="NAME|MODULE:CLASS",
         help="run only this scenario (repeatable; default: every scenario but those run only when named: "
-        f"{', '.join(name for name, kind in SCENARIOS.items() if not kind.in_default_run) or 'none'}); one of "
-        f"{', '.join(SCENARIOS)}",
+        f"{', '.join(name for name, kind in registry().items() if not kind.in_default_run) or 'none'}); one of "
+        f"{', '.join(registry())}, or another package's as module:Class",
     )
     group.addoption(
         "--tools",
@@ -176,8 +175,11 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ[tools.SOURCE_ENV] = config.getoption("--tools")  # runner code, workers and controls read it
     options = ("--runner", "--sandbox", "--agent", "--runner-cmd")
     factories = load_runners(*(config.getoption(option) for option in options))
-    names = config.getoption("--scenario") or [name for name, kind in SCENARIOS.items() if kind.in_default_run]
-    scenarios = [get_scenario(name) for name in dict.fromkeys(names)]
+    names = config.getoption("--scenario") or [name for name, kind in registry().items() if kind.in_default_run]
+    try:
+        scenarios = [get_scenario(name) for name in dict.fromkeys(names)]
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None
     units = [Unit(make_runner, scenario) for make_runner in factories for scenario in scenarios]
     config.stash[UNITS_KEY] = units
     runners = [make_runner() for make_runner in factories]
@@ -232,6 +234,7 @@ def boundary_runs(pytestconfig: pytest.Config, boundary_record: RunRecord) -> It
         boundary_record.versions |= collect_versions(runner)
     reap_leftovers()
     workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-"))
+    workdir.chmod(0o711)  # traversable, not listable: a runner may run its jobs as users of their own
     runs = ScenarioRuns(
         {unit.key: unit for unit in planned_units(pytestconfig)},
         workdir,

@@ -17,6 +17,7 @@ from boundary.netns import model_url
 from boundary.nettrace import NetworkUse, read_trace
 from boundary.pod import Pod
 from boundary.runners.contract import Job, Runner
+from boundary.secret import RunnerSecret
 
 
 @dataclass
@@ -60,6 +61,7 @@ class Session:
     host: Host | None = None  # jobs run inside it when set
     health: HostHealth | None = None
     pod: Pod | None = None  # when set, jobs share its network, PID and mount namespaces
+    secret: RunnerSecret = field(default_factory=RunnerSecret)  # handed to the runner; no job may see it
 
     @contextmanager
     def shared_namespace(self) -> Iterator[Pod]:
@@ -76,7 +78,9 @@ class Session:
                 self.health.take(f"after {self.scenario}'s shared namespace")
 
     def create_job(self, runner: Runner, name: str) -> Job:
-        return runner.create_job(name, model_url(f"{self.scenario}.{name}"))
+        job = runner.create_job(name, model_url(f"{self.scenario}.{name}"))
+        self.secret.check_launch(job)
+        return job
 
     @contextmanager
     def job(self, runner: Runner, name: str) -> Iterator[Job]:
@@ -85,12 +89,13 @@ class Session:
         try:
             yield job
         finally:
+            self.secret.check_files(job)
             runner.remove_job(job)
 
     def set_up(self, runner: Runner, files: dict[str, str]) -> Path:
         """A real git repository with `files`, and the runner's state for jobs of it, in this scenario's directory."""
         repository = create_repository(self.workdir / "repos" / "project.git", files)
-        runner.setup(self.workdir / "state", repository)
+        runner.setup(self.workdir / "state", repository, self.secret.token)
         return repository
 
     def run(
@@ -122,6 +127,8 @@ class Session:
         self.progress(f"[boundary] {time.strftime('%H:%M:%S')} job {key} finished in {outcome.wall_s:.1f} s")
         if self.health is not None and self.pod is None:  # in a pod: once it is gone (others may still run)
             self.health.take(f"after {key}")
+        self.secret.check_requests(key, record.bodies)
+        self.secret.search(f"job {key}'s output", outcome.transcript.read_bytes())
         problems = self._problems(key, outcome, record, self.server.stray[strays_before:])
         network = read_trace(trace) if trace else None
         offered = sorted(record.offered_union())

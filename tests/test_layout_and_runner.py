@@ -49,7 +49,7 @@ def test_reference_runner_writes_a_careful_job(short_dir: Path) -> None:
     every file that configures the job outside anything the job's tools may write."""
     tools.OPENCODE_CONFIG.install()
     runner = OpencodeRunner()
-    runner.setup(short_dir / "state", create_repository(short_dir / "repo.git", {"a": "a"}))
+    runner.setup(short_dir / "state", create_repository(short_dir / "repo.git", {"a": "a"}), "secret")
     job = runner.create_job("job-a", "http://127.0.0.1:4010/jobs/x/v1")
     private = short_dir / "state" / "runner" / "job-a"
     config = json.loads((private / "config" / "opencode" / "opencode.json").read_text())
@@ -72,7 +72,7 @@ def test_reference_runner_writes_a_careful_job(short_dir: Path) -> None:
 def test_a_tmpdir_too_long_for_srt_sockets_is_refused_with_the_reason(tmp_path: Path) -> None:
     deep = tmp_path / ("d" * 60)
     runner = OpencodeRunner()
-    runner.setup(deep / "state", create_repository(tmp_path / "repo.git", {"a": "a"}))
+    runner.setup(deep / "state", create_repository(tmp_path / "repo.git", {"a": "a"}), "secret")
     with pytest.raises(RuntimeError, match="over the 107 a Unix socket path may have"):
         runner.create_job("job-a", "http://127.0.0.1:4010/jobs/x/v1")
 
@@ -83,7 +83,7 @@ def test_the_launcher_hides_the_checkouts_agent_config_from_the_agent(short_dir:
     tools.OPENCODE_CONFIG.install()
     files = {".opencode/plugin/x.js": "evil", "opencode.json": "{}", "src/a.py": "a\n"}
     runner = OpencodeRunner()
-    runner.setup(short_dir / "state", create_repository(short_dir / "repo.git", files))
+    runner.setup(short_dir / "state", create_repository(short_dir / "repo.git", files), "secret")
     job = runner.create_job("job-a", "http://127.0.0.1:4010/jobs/x/v1")
     shell = f"ls -A .opencode; cat opencode.json; cat src/a.py; echo x >> {job.env['SHELL']} || echo read-only"
     seen = subprocess.run([job.argv[0], "bash", "-c", shell], cwd=job.checkout, capture_output=True, text=True)

@@ -67,11 +67,14 @@ def test_a_bad_description_names_the_verb_and_the_field(stdout, says):
     assert str(raised.value).startswith("runner describe: ") and says in str(raised.value)
 
 
-def test_setup_may_name_the_account_database_inside_the_state(tmp_path):
-    assert read_setup("{}", tmp_path) is None
-    assert read_setup(json.dumps({"account_db": str(tmp_path / "a.db")}), tmp_path) == tmp_path / "a.db"
+def test_setup_may_name_the_account_database_and_the_secrets_files_inside_the_state(tmp_path):
+    assert read_setup("{}", tmp_path) == (None, [])
+    answer = {"account_db": str(tmp_path / "a.db"), "credentials": [str(tmp_path / "key")]}
+    assert read_setup(json.dumps(answer), tmp_path) == (tmp_path / "a.db", [tmp_path / "key"])
     with pytest.raises(ProtocolError, match="field 'account_db': expected a path inside the state directory"):
         read_setup(json.dumps({"account_db": "/var/lib/a.db"}), tmp_path)
+    with pytest.raises(ProtocolError, match="field 'credentials': expected a path inside the state directory"):
+        read_setup(json.dumps({"credentials": ["/root/.key"]}), tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -153,10 +156,8 @@ def test_runner_check_asks_every_verb_of_a_good_runner(tmp_path):
     said: list[str] = []
     check_runner(fake_runner(tmp_path, GOOD_RUNNER), None, said.append)
     verbs = [line.split(":")[0] for line in said]
-    assert verbs == ["ok describe", "ok setup", "ok create-job check-a", "ok create-job check-a-b"] + [
-        "ok remove-job check-a",
-        "ok remove-job check-a-b",
-    ]
+    jobs = [f"ok {verb} {name}" for verb in ("create-job", "remove-job") for name in ("check-a", "check-a-b")]
+    assert verbs == ["ok describe", "ok setup", *jobs]
 
 
 def test_each_call_gets_the_state_the_sandbox_asked_for_and_the_protocol_version(tmp_path):
@@ -169,3 +170,34 @@ def test_a_named_sandbox_keeps_what_boundary_knows_of_its_start_up_failures(tmp_
     runner = fake_runner(tmp_path, GOOD_RUNNER)
     command.describe.cache_clear()
     assert "Failed to create bridge sockets" in CommandRunner(runner).sandbox.startup_failures
+
+
+SCHEMA = Path(__file__).resolve().parents[1] / "docs" / "runner-protocol.schema.json"
+
+
+def schema_errors(verb: str, answer: dict[str, Any]) -> list[str]:
+    import jsonschema
+
+    schema = json.loads(SCHEMA.read_text())
+    validator = jsonschema.Draft202012Validator({**schema, "$ref": f"#/$defs/{verb}"})
+    return [error.message for error in validator.iter_errors(answer)]
+
+
+def test_the_published_schema_accepts_what_boundary_accepts(tmp_path):
+    assert schema_errors("describe", DESCRIBE) == []
+    assert schema_errors("setup", {"account_db": str(tmp_path / "a.db")}) == []
+    assert schema_errors("create-job", job_answer(tmp_path, tmp=str(tmp_path / "t"), files=[])) == []
+
+
+@pytest.mark.parametrize(
+    ("verb", "answer"),
+    [
+        ("describe", DESCRIBE | {"protocol": 2}),
+        ("describe", DESCRIBE | {"denials": {}}),
+        ("describe", {k: v for k, v in DESCRIBE.items() if k != "expected_tools"}),
+        ("create-job", {"argv": [], "env": {}, "checkout": "/s/c", "data": "/s/d"}),
+        ("create-job", {"argv": ["x"], "env": {}, "checkout": "relative", "data": "/s/d"}),
+    ],
+)
+def test_the_published_schema_refuses_what_boundary_refuses(verb, answer):
+    assert schema_errors(verb, answer)

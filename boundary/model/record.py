@@ -21,7 +21,12 @@ class JobRecord:
     issued_at: dict[str, float] = field(default_factory=dict)
     answered_at: dict[str, float] = field(default_factory=dict)
     checkpoints_done: set[int] = field(default_factory=set)
+    bodies: list[bytes] = field(default_factory=list)  # every request, as sent: what the job's context carried
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def note_body(self, raw: bytes) -> None:
+        with self._lock:
+            self.bodies.append(raw)
 
     def note_request(self, offered: frozenset[str] | None, latency_s: float) -> None:
         with self._lock:

@@ -105,6 +105,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._refuse()
             return
         script, record = entry
+        record.note_body(raw)
         body = self._parse_json(raw, record)
         if body is None:
             return

@@ -20,6 +20,7 @@ from boundary.runners.protocol import ProtocolError
 
 JOB_NAMES = ("check-a", "check-a-b")
 MODEL_URL = "http://127.0.0.1:9/jobs/check/v1"  # never contacted: no job starts
+SECRET = "boundary-check-secret"
 
 
 def check_runner(command: str, sandbox: str | None, say: Callable[[str], None]) -> None:
@@ -29,8 +30,10 @@ def check_runner(command: str, sandbox: str | None, say: Callable[[str], None]) 
     say(f"ok describe: {runner.name}, {runner.agent.name} jobs, sandbox {runner.sandbox.name}; layers: {layers}")
     with _scratch() as directory:
         repository = create_repository(directory / "repos" / "project.git", {"README.md": "boundary check\n"})
-        runner.setup(directory / "state", repository)
-        say(f"ok setup: state {directory / 'state'}; account database {runner.account_db()}")
+        runner.setup(directory / "state", repository, SECRET)
+        _check_secret_kept(runner.credentials())
+        kept = ", ".join(str(p) for p in runner.credentials()) or "no file named (kept elsewhere)"
+        say(f"ok setup: state {directory / 'state'}; account database {runner.account_db()}; secret in {kept}")
         jobs = [runner.create_job(name, MODEL_URL) for name in JOB_NAMES]
         for job in jobs:
             _check_job(job)
@@ -40,6 +43,12 @@ def check_runner(command: str, sandbox: str | None, say: Callable[[str], None]) 
             runner.remove_job(job)
             left = [str(p) for p in (job.checkout, job.data_dir) if p.exists()]
             say(f"ok remove-job {job.name}" + (f" (left behind: {', '.join(left)})" if left else ""))
+
+
+def _check_secret_kept(credentials: list[Path]) -> None:
+    for path in credentials:
+        if not path.is_file() or SECRET not in path.read_text(errors="replace"):
+            raise ProtocolError(f"runner setup: field 'credentials': {path} does not hold the runner secret")
 
 
 def _check_job(job: Job) -> None:

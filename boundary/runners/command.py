@@ -67,6 +67,7 @@ class CommandRunner:
         self.sandbox_override = sandbox
         self.state: Path | None = None
         self._account_db: Path | None = None
+        self._credentials: list[Path] = []
         description = describe(self.command, sandbox)
         self.description = description
         self.name = description.name
@@ -75,14 +76,18 @@ class CommandRunner:
         self.denials = dict(description.denials)
 
     # -- the contract ---------------------------------------------------------------
-    def setup(self, state: Path, repository: Path) -> None:
+    def setup(self, state: Path, repository: Path, secret: str) -> None:
         state.mkdir(parents=True, exist_ok=True)
         self.state = state
-        self._account_db = read_setup(self._call("setup", str(state), str(repository)), state)
+        answer = self._call("setup", str(state), str(repository), extra={"BOUNDARY_RUNNER_SECRET": secret})
+        self._account_db, self._credentials = read_setup(answer, state)
 
     def account_db(self) -> Path:
         """The database the account's jobs share; a runner without one gets a file of boundary's as the target."""
         return self._account_db or self._state() / "boundary-account.db"
+
+    def credentials(self) -> list[Path]:
+        return list(self._credentials)
 
     def create_job(self, name: str, model_url: str) -> Job:
         answer = read_job(self._call("create-job", name, model_url), name, self._state())
@@ -99,8 +104,8 @@ class CommandRunner:
         return self.description.forbidden_tools
 
     # -- calls ------------------------------------------------------------------------
-    def _call(self, verb: str, *args: str) -> str:
-        return call(self.argv, verb, args, call_env(self.sandbox_override, self.state))
+    def _call(self, verb: str, *args: str, extra: dict[str, str] | None = None) -> str:
+        return call(self.argv, verb, args, call_env(self.sandbox_override, self.state) | (extra or {}))
 
     def _state(self) -> Path:
         if self.state is None:

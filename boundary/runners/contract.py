@@ -48,10 +48,14 @@ class Runner(Protocol):
 
     denials: dict[str, tuple[str, ...]]  # layer -> texts that show that layer refused
 
-    def setup(self, state: Path, repository: Path) -> None:
-        """Create the runner's state (account, database) for jobs of `repository`."""
+    def setup(self, state: Path, repository: Path, secret: str) -> None:
+        """Create the runner's state (account, database) for jobs of `repository`; keep `secret` (a credential
+        of the account's, as an API key) where the runner keeps credentials. No job may ever see it."""
 
     def account_db(self) -> Path: ...
+
+    def credentials(self) -> list[Path]:
+        """The files that hold the runner secret (none: it is kept elsewhere, e.g. by a proxy)."""
 
     def create_job(self, name: str, model_url: str) -> Job:
         """Check out the repository and write everything the job needs; do not start it."""

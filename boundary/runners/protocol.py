@@ -142,9 +142,11 @@ def _denials(fields: Fields) -> dict[str, tuple[str, ...]]:
     return denials
 
 
-def read_setup(stdout: str, state: Path) -> Path | None:
+def read_setup(stdout: str, state: Path) -> tuple[Path | None, list[Path]]:
+    """The account database (None: the runner has none) and the files that hold the runner secret."""
     fields = Fields("setup", stdout)
-    return fields.optional_path("account_db", state)
+    credentials = [inside(fields, "credentials", value, state) for value in fields.strings("credentials", [])]
+    return fields.optional_path("account_db", state), credentials
 
 
 def read_job(stdout: str, name: str, state: Path) -> JobAnswer:

@@ -49,13 +49,24 @@ class ReferenceRunner(ABC):
         self.repository: Path | None = None
 
     # -- the contract ---------------------------------------------------------------
-    def setup(self, state: Path, repository: Path) -> None:
+    def setup(self, state: Path, repository: Path, secret: str) -> None:
         self.layout = RunnerLayout(state)
         self.layout.create()
         self.repository = repository
+        self.keep_secret(secret)
 
     def account_db(self) -> Path:
         return self._layout().account_db
+
+    def credentials(self) -> list[Path]:
+        return [self._layout().account_dir / "credentials"]
+
+    def keep_secret(self, secret: str) -> None:
+        """With the account, out of every job's reach (the shell's sandbox denies the state; the agents' file
+        tools are held to the job's roots); only the runner reads it, as it would an API key."""
+        for path in self.credentials():
+            path.touch(mode=0o600)
+            path.write_text(secret + "\n")
 
     @abstractmethod
     def create_job(self, name: str, model_url: str) -> Job:

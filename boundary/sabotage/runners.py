@@ -189,3 +189,14 @@ class WritesOtherJobs(OpencodeRunner):
         state = str(self._layout().state)
         options = {"roots": [state], "writeRoots": [state], "forbiddenTools": list(self.removed_tools())}
         return [[self.guard_uri(), options]]
+
+
+class SecretInEnv(OpencodeRunner):
+    """Hands the account's credential to the job in its environment (as many runners hand an API key): any
+    shell call of the job prints it."""
+
+    name = "secret-in-env"
+
+    def job_env(self, paths: JobPaths, shell: Path) -> dict[str, str]:
+        secret = self.credentials()[0].read_text().strip()
+        return {**super().job_env(paths, shell), "RUNNER_API_KEY": secret}

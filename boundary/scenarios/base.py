@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from boundary.session import Session
 
 Cell = tuple[str, str]  # (target, channel)
+SECRET_CELL: Cell = ("runner_secret", "anywhere")  # every scenario's: the runner secret reached no job (secret.py)
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,10 @@ class Scenario(ABC):
     @abstractmethod
     def plan(self, runner: Runner) -> list[Cell]:
         """Every (target, channel) cell the run must fill, in the order the tables show them."""
+
+    def cells(self, runner: Runner) -> list[Cell]:
+        """The plan, and the cell every scenario fills: the runner secret reached none of its jobs."""
+        return [*self.plan(runner), SECRET_CELL]
 
     @abstractmethod
     def run(self, runner: Runner, session: Session) -> list[ProbeResult]:

@@ -57,9 +57,11 @@ class CrossJob(Scenario):
 
     def _run_job_b(self, runner: Runner, session: Session, job: Job, targets: list[Target]) -> list[ProbeResult]:
         controls, probes = plan_probes(runner, job, targets)
+        secret = [Target("runner_secret", path, session.secret.token) for path in runner.credentials()]
+        _, secret_probes = plan_probes(runner, job, secret, prefix="secret-")  # judged by the secret's oracle
         script = Script()
         script.add_calls([p.call for p in controls], runner.agent.serial_tools)  # every control before any probe
-        script.add_calls([p.call for p in probes], runner.agent.serial_tools)
+        script.add_calls([p.call for p in probes + secret_probes], runner.agent.serial_tools)
         before = {t.name: t.presence() for t in targets}
         outcome, record, note = self.run_job_b(session, job, script)
         absent = {t.name: before[t.name] or t.presence() for t in targets}  # there before and after, or why not

@@ -20,6 +20,7 @@ from boundary.offered import OfferedTools
 from boundary.report import RunRecord, ScenarioRecord
 from boundary.runners.contract import Runner
 from boundary.scenarios import Scenario
+from boundary.scenarios.base import SECRET_CELL
 from boundary.session import Session
 
 
@@ -61,7 +62,7 @@ class ScenarioRuns:
         scenario, runner, name = unit.scenario, unit.make_runner(), unit.scenario.name
         claimed = list(runner.denials) if scenario.checks_layers else []
         uncovered = scenario.not_covered(runner)
-        plan = [] if uncovered else scenario.plan(runner)
+        plan = [] if uncovered else scenario.cells(runner)
         record = ScenarioRecord(unit.key, scenario.title, plan, claimed, scenario.checks_layers, agent=unit.agent)
         record.not_applicable = sorted(runner.agent.lacks)
         if uncovered:
@@ -78,6 +79,8 @@ class ScenarioRuns:
                 session.health.take("at baseline")
                 try:
                     record.results = scenario.run(runner, session)
+                    secret = session.secret.finding(len(session.jobs))
+                    record.results.append(scenario.result(runner, SECRET_CELL, secret))
                 finally:
                     record.host = _after_jobs(host, session.health)
                     offered = frozenset(t for job in record.jobs for t in job.offered_tools)

@@ -43,7 +43,7 @@ def _params(metafunc: pytest.Metafunc, second: str | None) -> list[Any]:
             continue
         if second == "cell":
             params += [
-                pytest.param(key, c, marks=group, id=f"{name}-{prefix}-{c[1]}-{c[0]}") for c in scenario.plan(runner)
+                pytest.param(key, c, marks=group, id=f"{name}-{prefix}-{c[1]}-{c[0]}") for c in scenario.cells(runner)
             ]
         elif second == "layer" and scenario.checks_layers:
             layers = list(runner.denials) or [NO_LAYER]

@@ -1,0 +1,83 @@
+"""The runner secret: a credential the harness hands every runner at set-up, which no job may ever see.
+
+It is searched for wherever a job could have it: the environment and argv the runner launches the job
+with, everything the job sent the model (tool results included), its transcript, and every file in its
+checkout, data and TMPDIR when it ends — in plain text and in base64, as a copy may be encoded. Found
+anywhere, the scenario's `runner_secret` cell is LEAKED, naming where.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from boundary import canary
+from boundary.runners.contract import Job
+from boundary.verdict import Finding, Verdict
+
+MAX_FILE_BYTES = 8 * 1024 * 1024  # a job's own files are small; a larger one is read up to here
+
+
+def encodings(token: str) -> list[bytes]:
+    """The token, and the base64 of it at each of the three alignments a longer text may put it at."""
+    raw = token.encode()
+    forms = [raw]
+    for pad in range(3):
+        encoded = base64.b64encode(b"\0" * pad + raw)
+        start, end = (4 * pad + 2) // 3 + 1, len(encoded) - 3  # drop the characters the padding touches
+        forms.append(encoded[start:end])
+    return forms
+
+
+@dataclass
+class RunnerSecret:
+    token: str = field(default_factory=canary.new_canary)
+    found: list[str] = field(default_factory=list)  # where it was seen
+    searched: int = 0  # how many texts were searched
+
+    def search(self, where: str, data: bytes | str) -> None:
+        self.searched += 1
+        blob = data.encode(errors="replace") if isinstance(data, str) else data
+        if any(form in blob for form in encodings(self.token)):
+            self.found.append(where)
+
+    def check_launch(self, job: Job) -> None:
+        """A secret in the job's environment or argv is the job's: any shell call prints it."""
+        for key, value in job.env.items():
+            self.search(f"job {job.name}'s environment (${key})", value)
+        self.search(f"job {job.name}'s argv", "\0".join(job.argv))
+
+    def check_files(self, job: Job) -> None:
+        """What a job can read by design — its checkout, data and TMPDIR — must not hold it when the job ends."""
+        for path in _files([job.checkout, job.data_dir, job.paths.tmp]):
+            self.search(f"{path} (job {job.name}'s own files)", _head(path))
+
+    def check_requests(self, job_key: str, bodies: Iterable[bytes]) -> None:
+        for index, body in enumerate(bodies):
+            self.search(f"request {index + 1} job {job_key} sent the model", body)
+
+    def finding(self, jobs_ran: int) -> Finding:
+        if self.found:
+            shown = "; ".join(dict.fromkeys(self.found))
+            return Finding(Verdict.LEAKED, "none", f"the runner secret reached a job: {shown}")
+        if not jobs_ran:
+            return Finding(Verdict.INCONCLUSIVE, "", "no job ran: nothing shows the runner secret stayed out of reach")
+        return Finding(Verdict.DENIED, "n/a", f"not in any of {self.searched} environments, requests or job files")
+
+
+def _files(roots: list[Path]) -> list[Path]:
+    found: dict[Path, None] = {}
+    for root in roots:
+        if root.is_dir():
+            found |= dict.fromkeys(p for p in root.rglob("*") if p.is_file() and not p.is_symlink())
+    return list(found)
+
+
+def _head(path: Path) -> bytes:
+    try:
+        with path.open("rb") as file:
+            return file.read(MAX_FILE_BYTES)
+    except OSError:
+        return b""

@@ -1,0 +1,45 @@
+"""The runner secret's oracle: found in any form anywhere a job could have it, it is LEAKED, naming where."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+from boundary.layout import JobPaths
+from boundary.runners.contract import Job
+from boundary.secret import RunnerSecret
+
+
+def job(tmp_path: Path, env: dict[str, str] | None = None) -> Job:
+    paths = JobPaths("job-b", tmp_path / "checkout", tmp_path / "data", scratch=tmp_path / "tmp")
+    for directory in (paths.checkout, paths.data, paths.tmp):
+        directory.mkdir(parents=True)
+    return Job("job-b", paths, ["/bin/agent", "run"], env or {"HOME": str(tmp_path)})
+
+
+def test_a_secret_in_the_jobs_environment_is_leaked_naming_the_variable(tmp_path):
+    secret = RunnerSecret()
+    secret.check_launch(job(tmp_path, {"API_KEY": secret.token}))
+    finding = secret.finding(jobs_ran=1)
+    assert finding.verdict == "LEAKED" and "$API_KEY" in finding.detail
+
+
+def test_a_base64_copy_in_a_file_the_job_wrote_is_leaked(tmp_path):
+    secret, launched = RunnerSecret(), job(tmp_path)
+    (launched.checkout / "out.txt").write_bytes(b"noise:" + base64.b64encode(b"k=" + secret.token.encode()))
+    secret.check_files(launched)
+    assert secret.finding(jobs_ran=1).verdict == "LEAKED" and "out.txt" in secret.found[0]
+
+
+def test_a_request_that_carries_it_is_leaked(tmp_path):
+    secret = RunnerSecret()
+    secret.check_requests("x.job-b", [b'{"messages": []}', f'{{"tool": "{secret.token}"}}'.encode()])
+    assert secret.found == ["request 2 job x.job-b sent the model"]
+
+
+def test_nowhere_is_denied_only_when_a_job_ran(tmp_path):
+    secret, launched = RunnerSecret(), job(tmp_path)
+    secret.check_launch(launched)
+    secret.check_files(launched)
+    assert secret.finding(jobs_ran=1).verdict == "DENIED"
+    assert secret.finding(jobs_ran=0).verdict == "INCONCLUSIVE"
