@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Protocol
 
-from boundary import tools
+from boundary import shared_defaults, tools
 
 OS_DENIALS = (
     "No such file or directory",
@@ -54,12 +54,14 @@ class Sandbox(Protocol):
         ...
 
 
-def _wrapper(exec_line: str) -> str:
+def _wrapper(*lines: str) -> str:
+    """Runs the lines (the last one execs the sandbox) when called as `$SHELL -c CMD`."""
+    body = "\n  ".join(lines)
     return f"""#!/bin/sh
 # boundary shell wrapper: the agent runs `$SHELL -c CMD`.
 if [ "$1" = "-c" ] && [ $# -eq 2 ]; then
   export SHELL=/bin/bash
-  {exec_line}
+  {body}
 fi
 if [ "$1" = "-l" ] && [ "$2" = "-c" ] && [ $# -eq 3 ]; then exec "$0" -c "$3"; fi
 echo "boundary shell wrapper: expected '-c CMD', got: $*" >&2
@@ -86,16 +88,28 @@ class Srt:
                 "denyRead": [str(p) for p in policy.deny_read],
                 "allowRead": [str(p) for p in policy.allow_read],
                 "allowWrite": [str(p) for p in policy.allow_write],
-                "denyWrite": [str(p) for p in policy.deny_write],
+                "denyWrite": [*(str(p) for p in policy.deny_write), *self.unshared_writes()],
             },
         }
+
+    def unshared_writes(self) -> list[str]:
+        """What srt lets every sandbox write whatever the policy says, once it exists (/tmp/claude, two directories
+        in HOME: boundary/shared_defaults.py): one job would leave there what the next reads. A denied path that
+        does not exist stays absent (srt 0.0.83 makes nothing there)."""
+        return shared_defaults.srt_spellings()
+
+    def own_tmpdir(self) -> list[str]:
+        """srt gives the shell TMPDIR=/tmp/claude, which every sandbox shares, unless CLAUDE_CODE_TMPDIR names
+        another: the job's own TMPDIR, which the policy lets it write. Without one, the shell does not start."""
+        missing = "boundary shell wrapper: no TMPDIR: srt would give the shell the /tmp/claude every job shares"
+        return [f'[ -n "$TMPDIR" ] || {{ echo "{missing}" >&2; exit 126; }}', 'export CLAUDE_CODE_TMPDIR="$TMPDIR"']
 
     def wrapper(self, policy: ShellPolicy, workdir: Path) -> str:
         settings = workdir / "srt-settings.json"
         settings.write_text(json.dumps(self.settings(policy), indent=2))
         # The Node the doctor checked against srt's `engines`, not whichever `node` PATH finds first.
         srt = shlex.join([str(tools.node()), str(tools.executable("srt"))])
-        return _wrapper(f'exec {srt} --settings {shlex.quote(str(settings))} -c "$2"')
+        return _wrapper(*self.own_tmpdir(), f'exec {srt} --settings {shlex.quote(str(settings))} -c "$2"')
 
     def version(self) -> str:
         return tools.version("srt")

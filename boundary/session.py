@@ -8,6 +8,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from boundary import shared_defaults
+from boundary.agents.base import home
 from boundary.host.base import Host
 from boundary.host.health import HostHealth
 from boundary.job import JobOutcome, Operator, run_job, run_terminal_job
@@ -87,10 +89,16 @@ class Session:
         """A job the runner creates now and removes afterwards, whatever happens in between."""
         job = self.create_job(runner, name)
         try:
-            yield job
+            # What a sandbox's defaults would let every job with this HOME share exists, as on a used host.
+            with shared_defaults.present(self.root(), shared_defaults.in_home(home(job.env))):
+                yield job
         finally:
             self.secret.check_files(job)
             runner.remove_job(job)
+
+    def root(self) -> Path:
+        """The `/` of the host the jobs run on, as the harness reaches it."""
+        return self.host.root() if self.host is not None else Path("/")
 
     def set_up(self, runner: Runner, files: dict[str, str]) -> Path:
         """A real git repository with `files`, and the runner's state for jobs of it, in this scenario's directory."""

@@ -85,6 +85,10 @@ class Host(Protocol):
 
     def run(self, argv: list[str], timeout: float = 10) -> subprocess.CompletedProcess[str]: ...
 
+    def root(self) -> Path:
+        """The host's `/` as the harness reaches it: its /tmp is where its jobs' /tmp is."""
+        ...
+
     def restart_resolved(self) -> None:
         """Restart systemd-resolved as systemd would, and return once it has settled (up, or gone).
 

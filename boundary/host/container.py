@@ -138,6 +138,11 @@ class ContainerHost:
             self.enter() + argv, timeout=timeout, what="a command inside the container host", fix=self._fix
         )
 
+    def root(self) -> Path:
+        if not self.pid:
+            raise HostError("expected a started container host; call start() first")
+        return Path(f"/proc/{self.pid}/root")
+
     @property
     def _fix(self) -> str:
         named = f" {self._container.get_wrapped_container().short_id}" if self._container is not None else ""

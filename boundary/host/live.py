@@ -33,5 +33,8 @@ class LiveHost:
     def run(self, argv: list[str], timeout: float = 10) -> subprocess.CompletedProcess[str]:
         return host_command(argv, timeout=timeout, what="a command on this machine", fix=LIVE_FIX)
 
+    def root(self) -> Path:
+        return Path("/")
+
     def restart_resolved(self) -> None:
         """Never on the live host: restarting its services is not ours to do."""

@@ -330,6 +330,12 @@ class NamespaceHost:
             self.enter() + argv, timeout=timeout, what="a command inside the namespace host", fix=self._fix
         )
 
+    def root(self) -> Path:
+        """Its / is this machine's (only /run and a few files of /etc are its own), reached through its PID 1."""
+        if not self.pid:
+            raise HostError("expected a started namespace host; call start() first")
+        return Path(f"/proc/{self.pid}/root")
+
     @property
     def _fix(self) -> str:
         return f"the host may be wedged: read init.log and resolved.log in {self.workdir}"

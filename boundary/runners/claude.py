@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 from typing import ClassVar
 
+from boundary import shared_defaults
 from boundary.agents.claude import FORBIDDEN_TOOLS, PROJECT_AGENT_PATHS, PROJECT_PROTECTED, TOOLS, ClaudeCode
 from boundary.layout import JobPaths
 from boundary.runners.contract import Job
@@ -61,7 +62,8 @@ class ClaudeRunner(ReferenceRunner):
             "denyRead": [str(p) for p in policy.deny_read],
             "allowRead": [str(p) for p in policy.allow_read],
             "allowWrite": [str(p) for p in policy.allow_write],
-            "denyWrite": [str(p) for p in policy.deny_write],
+            # Its sandbox is srt's, which lets every sandbox write /tmp/claude (and two HOME dirs) once they exist.
+            "denyWrite": [*(str(p) for p in policy.deny_write), *shared_defaults.srt_spellings()],
         }
         return self.agent.settings(self.sandbox.name == "claude", filesystem, self.deny_rules(paths))
 

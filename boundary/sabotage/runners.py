@@ -14,6 +14,7 @@ from boundary.host.base import RESOLVED_PROCESS
 from boundary.layout import JobPaths
 from boundary.runners.contract import Job
 from boundary.runners.opencode import OpencodeRunner
+from boundary.sandboxes import Srt
 
 
 class NoPlugin(OpencodeRunner):
@@ -189,6 +190,28 @@ class WritesOtherJobs(OpencodeRunner):
         state = str(self._layout().state)
         options = {"roots": [state], "writeRoots": [state], "forbiddenTools": list(self.removed_tools())}
         return [[self.guard_uri(), options]]
+
+
+class SrtAsItComes(Srt):
+    """srt's defaults kept: the shell's TMPDIR is /tmp/claude, and /tmp/claude writable, in every sandbox."""
+
+    def unshared_writes(self) -> list[str]:
+        return []
+
+    def own_tmpdir(self) -> list[str]:
+        return []
+
+
+class KeepsSrtTmpdir(OpencodeRunner):
+    """The reference runner as it was: its shell under srt as srt comes. On a host where /tmp/claude exists (the
+    harness makes it), every job's `$TMPDIR` is that one directory: what job A leaves there, job B reads."""
+
+    name = "keeps-srt-tmpdir"
+
+    def __init__(self, sandbox: str | None = None) -> None:
+        super().__init__(sandbox)
+        if self.sandbox.name == "srt":
+            self.sandbox = SrtAsItComes()
 
 
 class SecretInEnv(OpencodeRunner):

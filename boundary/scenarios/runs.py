@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from boundary import shared_defaults
 from boundary.host import make_host
 from boundary.host.base import Host, HostError
 from boundary.host.health import HostHealth, host_report
@@ -98,7 +99,11 @@ class ScenarioRuns:
             raise HostError(str(error).splitlines()[0]) from error
         try:
             self.progress(f"[boundary] host {host.name} up in {host.boot_s:.2f} s; taking the baseline")
-            yield host
+            # What a sandbox's defaults would let every job share exists, as on a host anything has run on.
+            with shared_defaults.present(host.root(), shared_defaults.on_every_host()) as made:
+                if made:
+                    self.progress(f"[boundary] made {', '.join(map(str, made))} in the host: sandbox defaults share it")
+                yield host
         finally:
             host.stop()
 

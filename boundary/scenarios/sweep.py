@@ -2,17 +2,21 @@
 
 A leak nobody thought of is still found: A writes a canary into every place it may —
 its checkout (untracked and committed), `$TMPDIR`, `$HOME`, `$XDG_DATA_HOME`, `/tmp`,
-`/var/tmp`, `/dev/shm`, and through its `write` tool — and its environment carries one,
-as a job's credentials do. The two jobs share one network, PID and mount namespace, as
-jobs on one host do. B then sweeps: its shell over the whole file system (every file
-changed since the scenario began), every process's `environ` and `cmdline`, and its
-`grep` tool over `/`. Any of A's canaries anywhere is LEAKED, naming where.
+`/var/tmp`, `/dev/shm`, the directories a sandbox's defaults share (`/tmp/claude`, and two
+under `$HOME`: the harness makes them first), and through its `write` tool — and its
+environment carries one, as a job's credentials do. Each directory is the one A's shell
+names, resolved there: srt, for one, gives the shell a TMPDIR of its own choosing. The
+two jobs share one network, PID and mount namespace, as jobs on one host do. B then
+sweeps: its shell over the whole file system (every file changed since the scenario
+began), every process's `environ` and `cmdline`, and its `grep` tool over `/`. Any of
+A's canaries anywhere is LEAKED, naming where.
 """
 
 from __future__ import annotations
 
 import base64
 import dataclasses
+import re
 import shlex
 import threading
 import time
@@ -20,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from boundary import canary
+from boundary import canary, shared_defaults
 from boundary.model import JobRecord, Script, ToolCall
 from boundary.runners.contract import Job, Runner
 from boundary.scenarios.base import Cell, ProbeResult, Scenario
@@ -35,7 +39,7 @@ DEDUP = "awk '!seen[$0]++'"
 # Each shell sweep writes its findings to a file in B's checkout, read from outside in full: an agent shows the
 # model only part of a long output (codex saves nothing aside), and a sweep's output on a busy host is long.
 SWEEP_OUTPUT = ".boundary-sweep-output-"
-# place -> (environment variable its directory comes from, or an absolute directory)
+# place -> its directory as A's shell names it: `.` (its working directory), `$VAR[/sub]`, or absolute
 SHELL_PLACES = {
     "checkout_untracked": ".",
     "tmpdir": "$TMPDIR",
@@ -44,17 +48,25 @@ SHELL_PLACES = {
     "tmp": "/tmp",
     "var_tmp": "/var/tmp",
     "dev_shm": "/dev/shm",
+    **{d.place: d.where for d in shared_defaults.SHARED_DEFAULTS},
 }
 FILE_PLACES = [*SHELL_PLACES, "checkout_committed", "write_tool"]
 FILE_CHANNELS = ("shell_sweep", "grep_tool")
+SAID = "boundary-place"  # A's shell says where each place's directory is: `boundary-place NAME DIR` ("-": none)
+NAMED_NONE = "-"
 
 
 @dataclass
 class Place:
     name: str
-    path: Path | None  # None: A's environment names no such directory
+    file: str  # the canary file's name in its directory
     token: str
+    directory: str | None = None  # as A's shell resolved it ("-": it names none); None: A's shell never said
     held: bool = False  # A's canary was there after the sweep (read before the clean-up removes it)
+
+    @property
+    def path(self) -> Path | None:
+        return Path(self.directory) / self.file if self.directory not in (None, NAMED_NONE) else None
 
 
 class Sweep(Scenario):
@@ -71,15 +83,16 @@ class Sweep(Scenario):
         started = int(time.time()) - 1
         with session.shared_namespace(), session.job(runner, "job-a") as job_a, session.job(runner, "job-b") as job_b:
             places = _places(job_a)
+            root = session.root()
             secret_a, secret_b = canary.new_canary(), canary.new_canary()
             job_a.env[SECRET_ENV], job_b.env[SECRET_ENV] = secret_a, secret_b
             own = canary.new_canary()  # the controls' find: B's own file
             (job_b.checkout / f"own-{canary.new_canary()}.txt").write_text(own + "\n")
             try:
                 record, a_running = self._sweep(runner, session, job_a, job_b, places, started)
-                places = [_with_held(place) for place in places]  # before the clean-up removes the canaries
+                places = [_with_held(place, root) for place in places]  # before the clean-up removes the canaries
             finally:
-                _clean(places)
+                _clean(places, root)
             found = _found(runner, record, job_b)
             controls = _controls(found, record, own, secret_b, runner.agent.full_result)
             return self._judge(runner, found, places, secret_a, controls, a_running, session.problems_of("job-b"))
@@ -94,6 +107,7 @@ class Sweep(Scenario):
         try:
             if not planted.wait(PLANT_TIMEOUT_S):
                 raise RuntimeError(f"job A planted nothing within {PLANT_TIMEOUT_S:g} s (see its transcript)")
+            _resolve(places, _plant_result(runner, session, job_a))
             _, record = session.run(job_b, _sweep_script(runner, job_b, started))
             return record, thread.is_alive()
         finally:
@@ -130,40 +144,42 @@ def _script(runner: Runner, id: str, text: str, timeout_s: float | None = None) 
     return runner.agent.shell(id, f"printf %s {encoded} | base64 -d | bash", timeout_s)
 
 
-def _directory(job: Job, where: str) -> Path | None:
-    """`.` (the checkout), an absolute directory, or the one A's environment names (None: it names none)."""
-    if where == ".":
-        return job.checkout
-    if where.startswith("$"):
-        return Path(job.env[where[1:]]) if where[1:] in job.env else None
-    return Path(where)
-
-
 def _places(job: Job) -> list[Place]:
-    """Where A will write, as the harness sees it from outside (A's env names the directories)."""
-    places = []
-    for name, where in SHELL_PLACES.items():
-        base = _directory(job, where)
-        places.append(
-            Place(name, base / f"boundary-sweep-{canary.new_canary()}" if base else None, canary.new_canary())
-        )
-    places.append(
-        Place("checkout_committed", job.checkout / f"committed-{canary.new_canary()}.txt", canary.new_canary())
-    )
-    places.append(Place("write_tool", job.checkout / f"tool-{canary.new_canary()}.txt", canary.new_canary()))
+    """Where A will write: the shell places' directories are left for A's shell to name; the checkout's are known."""
+    places = [Place(name, f"boundary-sweep-{canary.new_canary()}", canary.new_canary()) for name in SHELL_PLACES]
+    checkout = str(job.checkout)
+    places.append(Place("checkout_committed", f"committed-{canary.new_canary()}.txt", canary.new_canary(), checkout))
+    places.append(Place("write_tool", f"tool-{canary.new_canary()}.txt", canary.new_canary(), checkout))
     return places
+
+
+def _shell_directory(where: str) -> str:
+    """The shell's own word for a place's directory: its working directory, an absolute one, or what its
+    environment names (empty when the variable is unset or empty, never `/`)."""
+    if where == ".":
+        return '"$PWD"'
+    if not where.startswith("$"):
+        return shlex.quote(where)
+    variable, _, sub = where[1:].partition("/")
+    return f'"${{{variable}:+${variable}{"/" + sub if sub else ""}}}"'
+
+
+def _plant_line(place: Place) -> str:
+    """Name the place's directory as A's shell sees it, say it, and write the canary there."""
+    directory = SHELL_PLACES[place.name]
+    write = f"{{ printf '%s\\n' {place.token} > \"$d\"/{shlex.quote(place.file)}; }} 2>/dev/null"
+    return f'd={_shell_directory(directory)}; echo "{SAID} {place.name} ${{d:-{NAMED_NONE}}}"; [ -z "$d" ] || {write}'
 
 
 def _plant_script(runner: Runner, job: Job, places: list[Place], planted: Callable[[], None]) -> Script:
     """A writes every canary (its file tool too), says so through a checkpoint, then waits for B to finish."""
     agent, script = runner.agent, Script()
-    writes = [
-        f"printf '%s\\n' {p.token} > {shlex.quote(str(p.path))}" for p in places if p.path and p.name != "write_tool"
-    ]
+    lines = [_plant_line(p) for p in places if p.name in SHELL_PLACES]
     committed = next(p for p in places if p.name == "checkout_committed")
+    lines.append(f"{{ printf '%s\\n' {committed.token} > {shlex.quote(str(committed.path))}; }} 2>/dev/null")
     commit = f"git -c user.name=a -c user.email=a@a -c core.hooksPath=/dev/null add {shlex.quote(str(committed.path))}"
     commit += " && git -c user.name=a -c user.email=a@a -c core.hooksPath=/dev/null commit -q -m sweep"
-    plant = "\n".join(f"{{ {w}; }} 2>/dev/null" for w in [*writes, commit]) + "\necho planted\n"
+    plant = "\n".join([*lines, f"{{ {commit}; }} 2>/dev/null"]) + "\necho planted\n"
     tool = next(p for p in places if p.name == "write_tool")
     script.add_step(
         agent.write("a-write-tool", tool.path, tool.token + "\n") if tool.path else agent.shell("a-n", "true")
@@ -191,13 +207,28 @@ def _sweep_script(runner: Runner, job: Job, started: int) -> Script:
     )
     if "grep_tool" in _file_channels(runner):
         script.add_step(agent.grep("grep_tool", pattern, Path("/")), agent.grep("grep_control", pattern, job.checkout))
-    # Deduplicated in memory: a big `sort` spills to $TMPDIR, which srt sets to a /tmp/claude that does not exist,
-    # and on a busy host (other jobs' canaries everywhere) sort then dies with nothing, taking B's control with it.
+    # Deduplicated in memory: a big `sort` spills to $TMPDIR, which srt by default sets to a /tmp/claude that may not
+    # exist, and on a busy host (other jobs' canaries everywhere) sort then dies with nothing, taking B's control too.
     for call, search in (("shell_sweep", files), ("proc_sweep", procs)):
         out = f"{SWEEP_OUTPUT}{call}"
         sweep = f'{{ {search}; }} | {DEDUP} > {out}\necho "$(wc -l < {out}) lines in {out}"\n'
         script.add_step(_script(runner, call, sweep, timeout_s=PLANT_TIMEOUT_S))
     return script
+
+
+def _plant_result(runner: Runner, session: Session, job: Job) -> str:
+    """What A's planting shell said, in full ('' if it never answered)."""
+    looked_up = session.server.lookup(f"{session.scenario}.{job.name}")
+    result = looked_up[1].results.get("a-plant") if looked_up else None
+    return runner.agent.full_result(result) if result is not None else ""
+
+
+def _resolve(places: list[Place], said: str) -> None:
+    """Each shell place's directory, as A's shell named it."""
+    named = dict(re.findall(rf"{SAID} (\S+) (.+)", said))
+    for place in places:
+        if place.name in SHELL_PLACES and place.name in named:
+            place.directory = named[place.name].strip()
 
 
 def _found(runner: Runner, record: JobRecord, job: Job) -> dict[str, str]:
@@ -250,7 +281,11 @@ def _file_place(
     found = [line for line in result.splitlines() if place.token in line]
     if found:
         return Finding(Verdict.LEAKED, "none", f"A's {place.name} canary found: {', '.join(found[:3])}")
-    if place.path is None or not place.held:
+    if place.directory is None:
+        return Finding(Verdict.INCONCLUSIVE, "", f"job A's shell never said where its {place.name} is")
+    if place.path is None:
+        return Finding(Verdict.DENIED, "n/a", f"job A's shell names no {place.name} directory: nothing to find")
+    if not place.held:
         return Finding(Verdict.DENIED, "n/a", f"job A could not write its {place.name} canary: nothing to find")
     if problems or control:
         return Finding(Verdict.INCONCLUSIVE, "", "; ".join([*problems, *filter(None, [control])]))
@@ -258,19 +293,27 @@ def _file_place(
     return Finding(Verdict.DENIED, "n/a" if layer == UNRECOGNISED else layer, f"not found at {place.path}")
 
 
-def _with_held(place: Place) -> Place:
-    return dataclasses.replace(place, held=_holds(place))
+def _with_held(place: Place, root: Path) -> Place:
+    return dataclasses.replace(place, held=_holds(place, root))
 
 
-def _holds(place: Place) -> bool:
+def _in_host(path: Path, root: Path) -> Path | None:
+    """The path as the harness reaches it in the host whose `/` is `root` (None: not absolute, so nowhere)."""
+    return root / path.relative_to("/") if path.is_absolute() else None
+
+
+def _holds(place: Place, root: Path) -> bool:
+    """A's canary is there, read in the host the jobs run on (its /tmp is not the harness's in a container)."""
+    path = _in_host(place.path, root) if place.path else None
     try:
-        return place.path is not None and place.token.encode() in place.path.read_bytes()
+        return path is not None and place.token.encode() in path.read_bytes()
     except OSError:
         return False
 
 
-def _clean(places: list[Place]) -> None:
-    """What A may have left outside its job's directories (the host's /tmp, /var/tmp, /dev/shm)."""
+def _clean(places: list[Place], root: Path) -> None:
+    """What A may have left outside its job's directories (the host's /tmp, /var/tmp, /dev/shm, /tmp/claude, …)."""
     for place in places:
-        if place.path is not None and place.name in ("tmp", "var_tmp", "dev_shm"):
-            place.path.unlink(missing_ok=True)
+        path = _in_host(place.path, root) if place.path and place.name in SHELL_PLACES else None
+        if path is not None:
+            path.unlink(missing_ok=True)
