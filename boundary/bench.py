@@ -1,11 +1,12 @@
 """`just bench`: run the live suite N times, serially and in parallel, and report where the time goes.
 
-Wall time (min / median / max) for each mode side by side, the agents' own time
-(the jobs' wall time), the harness's overhead as a share of wall time, and the
-scripted model's latency per request (p50 / p99), all read from the runs' JSON
-reports. `just soak` runs the same loop and stops at the first run that fails,
-keeping that run's report, output and work directory. `--load` runs it all with
-every core kept busy (boundary.load), as on a shared CI runner.
+Each mode also runs its **floor** N times: the same jobs under the same runner, host and tracing, with
+empty scripts (`--boundary-floor`), i.e. what the agents cost with no probe at all. It prints, per mode,
+wall time (min / median / max), the run as a ratio to its floor, the jobs' critical path (the time at
+least one job was running) and the harness's share of the wall time outside it, and the scripted
+model's latency per request (p50 / p99), all read from the runs' JSON reports. `just soak` runs the same
+loop serially, without floors, and stops at the first run that fails, keeping that run's report, output
+and work directory. `--load` runs it all with every core kept busy (boundary.load), as on a shared CI runner.
 """
 
 from __future__ import annotations
@@ -29,16 +30,18 @@ from boundary.suite import pytest_args
 REPORTS = Path("reports")  # a failed run's evidence lands here, in the directory it runs from
 
 
-def run_once(report: Path, extra: list[str], keep: bool = False) -> tuple[float, dict[str, Any]]:
-    """One run of the live suite; `keep`: keep its work directory if it fails (serial runs: one known pid)."""
+def run_once(report: Path, extra: list[str], keep: bool = False, floor: bool = False) -> tuple[float, dict[str, Any]]:
+    """One run of the live suite; `keep`: keep its work directory if it fails (serial runs: one known pid).
+    A floor run fails by design (nothing is probed): it only has to report its jobs."""
     command = [sys.executable, "-m", "pytest", *pytest_args(), "-q"]
     command += ["--boundary-report", str(report), *extra, *(["--boundary-keep"] if keep else [])]
+    command += ["--boundary-floor"] if floor else []
     started = time.monotonic()
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as process:
         output, _ = process.communicate()
     wall = time.monotonic() - started
     workdirs = sorted(Path(tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}{process.pid}-*")) if keep else []
-    if process.returncode != 0 or not report.exists():
+    if not report.exists() or (process.returncode != 0 and not floor):
         kept = keep_evidence(report, output, workdirs)
         raise SystemExit(
             f"bench: the live suite failed (exit {process.returncode}) after {wall:.1f} s; kept: {kept}\n"
@@ -74,16 +77,28 @@ def _parts(report: dict[str, Any], key: str) -> list[dict[str, Any]]:
     return [item for scenario in (report.get("scenarios") or {}).values() for item in scenario.get(key) or []]
 
 
-def summarise(walls: list[float], reports: list[dict[str, Any]]) -> list[str]:
-    agent = [sum(job["wall_s"] for job in _parts(report, "jobs")) for report in reports]
-    overhead = [(wall - own) / wall for wall, own in zip(walls, agent, strict=True)]
+def critical_path(report: dict[str, Any]) -> float:
+    """How long at least one job was running: the union of the jobs' intervals on one time line."""
+    spans = sorted((job["started_at"], job["started_at"] + job["wall_s"]) for job in _parts(report, "jobs"))
+    total, end = 0.0, float("-inf")
+    for start, stop in spans:
+        total += max(0.0, stop - max(start, end))
+        end = max(end, stop)
+    return total
+
+
+def summarise(walls: list[float], reports: list[dict[str, Any]], floor: list[float] | None = None) -> list[str]:
+    path = [critical_path(report) for report in reports]
+    share = [(wall - busy) / wall for wall, busy in zip(walls, path, strict=True)]
+    versus = f", {statistics.median(walls) / statistics.median(floor):.2f}× its floor" if floor else ""
     latencies = [x for report in reports for job in _parts(report, "jobs") for x in job.get("model_latencies_s", [])]
     probes = len(_parts(reports[0], "results"))
     return [
         f"runs: {len(walls)}, probes per run: {probes}, jobs per run: {len(_parts(reports[0], 'jobs'))}",
-        f"wall time:   min {min(walls):.1f} s, median {statistics.median(walls):.1f} s, max {max(walls):.1f} s",
-        f"agents' own: median {statistics.median(agent):.1f} s (sum of job wall times)",
-        f"overhead:    median {statistics.median(overhead):.0%} of wall time (pytest start, setup, planting, verdicts)",
+        f"wall time:   min {min(walls):.1f} s, median {statistics.median(walls):.1f} s, max {max(walls):.1f} s{versus}",
+        f"jobs' critical path: median {statistics.median(path):.1f} s (the time at least one job was running)",
+        f"harness:     median {statistics.median(share):.0%} of wall time outside every job (start, setup, hosts, "
+        "planting, verdicts)",
         f"model server: {len(latencies)} requests, p50 {percentile(latencies, 0.5) * 1000:.1f} ms, "
         f"p99 {percentile(latencies, 0.99) * 1000:.1f} ms",
         *host_lines(reports),
@@ -117,20 +132,39 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("runs", nargs="?", type=int, default=5)
     parser.add_argument("--serial-only", action="store_true", help="skip the parallel runs (as `just soak` does)")
     parser.add_argument("--load", action="store_true", help="keep every core busy meanwhile (a CPU burner per core)")
+    parser.add_argument("--no-floor", action="store_true", help="skip the floor runs (as `just soak` does)")
     return parser.parse_known_args(argv)
 
 
-def run_mode(mode: str, runs: int, extra: list[str], scratch: Path, under: str) -> list[float]:
+def run_mode(mode: str, runs: int, extra: list[str], scratch: Path, under: str, floor: bool) -> list[float]:
+    """N runs of the suite in this mode, each after a run of its floor (so both see the same machine)."""
     walls: list[float] = []
-    reports = []
+    floors: list[float] = []
+    reports, floor_reports = [], []
     keep = not any(option in ("-n", "--numprocesses") for option in extra)  # xdist workers' pids are unknown here
     for index in range(runs):
+        if floor:
+            wall, report = run_once(scratch / f"{mode}-floor-{index}.json", extra, floor=True)
+            print(f"[bench] {mode} floor {index + 1}/{runs}{under}: {wall:.1f} s", flush=True)
+            floors.append(wall)
+            floor_reports.append(report)
         wall, report = run_once(scratch / f"{mode}-{index}.json", extra, keep)
         print(f"[bench] {mode} run {index + 1}/{runs}{under}: {wall:.1f} s", flush=True)
         walls.append(wall)
         reports.append(report)
-    print(f"-- {mode}{under}", *summarise(walls, reports), sep="\n")
+    print(f"-- {mode}{under}", *summarise(walls, reports, floors or None), sep="\n")
+    if floors:
+        print(f"-- {mode} floor (empty scripts){under}", *summarise(floors, floor_reports)[:3], sep="\n")
+        print(*_floor_mismatch(reports[0], floor_reports[0]), sep="\n")
     return walls
+
+
+def _floor_mismatch(report: dict[str, Any], floor: dict[str, Any]) -> list[str]:
+    """A floor that ran fewer jobs than the run measures less than it should: say so."""
+    ran, floor_ran = len(_parts(report, "jobs")), len(_parts(floor, "jobs"))
+    if floor_ran == ran:
+        return []
+    return [f"[bench] warning: the floor ran {floor_ran} jobs, the run {ran}: the ratio understates the floor's"]
 
 
 def start_load(stack: ExitStack) -> str:
@@ -148,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="boundary-bench-")))
         under = start_load(stack) if args.load else ""
         for mode, options in modes.items():
-            walls[mode] = run_mode(mode, args.runs, [*options, *extra], scratch, under)
+            floor = not (args.no_floor or args.serial_only)
+            walls[mode] = run_mode(mode, args.runs, [*options, *extra], scratch, under, floor)
     if len(walls) == 2:
         speedup = statistics.median(walls["serial"]) / statistics.median(walls["parallel"])
         print(f"parallel ({' '.join(PARALLEL)}) is {speedup:.2f}× the serial speed (median wall time)")

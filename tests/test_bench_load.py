@@ -50,3 +50,23 @@ def test_bench_options_anywhere_the_rest_to_the_suite() -> None:
     assert (args.runs, args.serial_only, args.load, extra) == (20, True, True, ["--host", "container"])
     args, extra = parse(["--serial-only", "3", "--host", "container", "--load"])
     assert (args.runs, args.load, extra) == (3, True, ["--host", "container"])
+
+
+def test_the_critical_path_counts_overlapping_jobs_once() -> None:
+    """Jobs that overlap (the sweep's A runs through B; parallel units) are one stretch of agent time."""
+    from boundary.bench import critical_path
+
+    jobs = [
+        {"started_at": 10.0, "wall_s": 5.0},
+        {"started_at": 12.0, "wall_s": 5.0},
+        {"started_at": 30.0, "wall_s": 1.0},
+    ]
+    assert critical_path({"scenarios": {"a": {"jobs": jobs}}}) == 8.0
+
+
+def test_the_summary_gives_the_ratio_to_the_floor_and_the_harness_share() -> None:
+    from boundary.bench import summarise
+
+    report = {"scenarios": {"a": {"jobs": [{"started_at": 0.0, "wall_s": 60.0}], "results": []}}}
+    lines = summarise([100.0], [report], floor=[80.0])
+    assert "1.25× its floor" in lines[1] and "40% of wall time outside every job" in lines[3]

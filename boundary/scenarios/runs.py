@@ -52,6 +52,7 @@ class ScenarioRuns:
     progress: Callable[[str], None]
     record: RunRecord
     done: dict[str, ScenarioRecord] = field(default_factory=dict)
+    floor: bool = False  # jobs with empty scripts (`--boundary-floor`): the bench's floor, judged as nothing
 
     def get(self, key: str) -> ScenarioRecord:
         if key not in self.done:
@@ -75,7 +76,7 @@ class ScenarioRuns:
         try:
             with ModelServer(directory / "model.sock") as server, self._booted(directory) as host:
                 session = Session(name, server, directory, self.job_timeout_s, record.jobs)
-                session.progress, session.host = self.progress, host
+                session.progress, session.host, session.floor = self.progress, host, self.floor
                 session.health = HostHealth(host, (*DEFAULT_UNITS, *self.units))
                 session.health.take("at baseline")
                 try:
