@@ -118,7 +118,8 @@ class Session:
         `operator`: the job runs on a terminal that it types into (its argv is the agent's interactive mode).
         """
         key = f"{self.scenario}.{job.name}"
-        script = empty_script(script) if self.floor else script
+        checkpoints = list(script.checkpoints.values()) if self.floor else []
+        script = Script(final_text=script.final_text) if self.floor else script
         record = self.server.open_job(key, script, replace=resumed)
         key += ".resumed" if resumed else ""
         transcripts = self.workdir / "transcripts"
@@ -139,6 +140,7 @@ class Session:
                 socket, enter = self.server.socket_path, self._enter()
                 outcome = run_terminal_job(job, socket, log, self.timeout_s, trace, operator, enter)
         self.progress(f"[boundary] {time.strftime('%H:%M:%S')} job {key} finished in {outcome.wall_s:.1f} s")
+        floor_checkpoints(checkpoints)
         if self.health is not None and self.pod is None:  # in a pod: once it is gone (others may still run)
             self.health.take(f"after {key}")
         self.secret.check_requests(key, record.bodies)
@@ -189,10 +191,10 @@ class Session:
         return next((job.problems for job in self.jobs if job.name == key), [f"job {key} never ran"])
 
 
-def empty_script(script: Script) -> Script:
-    """The floor: no tool call, straight to the final text. The script's checkpoints run now, so what waits on
-    them (the sweep's job B waits until A has planted) goes on as in a real run; their findings mean nothing."""
-    for check in script.checkpoints.values():
+
+def floor_checkpoints(checkpoints: list[Callable[[], None]]) -> None:
+    """A floor job (`--boundary-floor`) ran no call; its script's checkpoints run once it is done, so what waits
+    on them (the sweep's job B waits until A has planted) goes on as in a real run. Their findings mean nothing."""
+    for check in checkpoints:
         with contextlib.suppress(Exception):  # a look at files no call touched: a floor run judges nothing
             check()
-    return Script(final_text=script.final_text)
