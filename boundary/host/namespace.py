@@ -2,9 +2,10 @@
 
 Incident 3 (DESIGN.md) broke a host by chmod'ing root-owned sockets under /run; the damage showed only
 when systemd-resolved next restarted. This host lets a check do exactly that — inside mount, network
-and PID namespaces — and watch DNS die, without touching the real host: /run is a private tmpfs, every
-file of /etc it needs is a bind mount of a copy in the work directory, and all mounts use `mount -n`
-(without -n, libmount would create /run/mount on the host's /run before the tmpfs covers it).
+and PID namespaces — and watch DNS die, without touching the real host: /run is a private tmpfs, /etc an
+overlay whose writes land in the work directory (a runner's hook may add users there), every other file it
+needs a bind mount of a copy in the work directory, and all mounts use `mount -n` (without -n, libmount
+would create /run/mount on the host's /run before the tmpfs covers it).
 
 systemd-resolved is extracted from its .deb, never installed: its package scripts would take over the
 host's /etc/resolv.conf.
@@ -204,6 +205,10 @@ mount -n --make-rprivate /
 mount -n -t tmpfs -o mode=0755,nosuid,nodev,size=16m nsrun /run
 mkdir -p /run/dbus /run/dnsmasq /run/lock /run/systemd /run/nshost
 if [[ -n $NSHOST_DNSMASQ_USER ]]; then chown "$NSHOST_DNSMASQ_USER:nogroup" /run/dnsmasq; fi
+# A private, writable /etc: an overlay whose writes land in the work directory. A runner's hook may add users
+# here; useradd renames passwd, shadow, group and gshadow into place, which a bind of a single file refuses.
+mkdir -p "$W/etc-upper" "$W/etc-work"
+mount -n -t overlay -o "lowerdir=/etc,upperdir=$W/etc-upper,workdir=$W/etc-work" nsetc /etc
 
 rc=$(readlink -m /etc/resolv.conf)
 if [[ ! -e $rc ]]; then
@@ -212,8 +217,8 @@ if [[ ! -e $rc ]]; then
   mkdir -p "$(dirname "$rc")"; touch "$rc"
 fi
 mount -n --bind "$W/resolv.conf" "$rc"
-mount -n --bind "$W/passwd" /etc/passwd
-mount -n --bind "$W/group" /etc/group
+cat "$W/passwd" > /etc/passwd
+cat "$W/group" > /etc/group
 mount -n --bind "$NSHOST_SYSTEMD_SRC" "$NSHOST_SYSTEMD_DST"
 mount -n --bind "$W/dbus-system.conf" /usr/share/dbus-1/system.conf
 
@@ -331,7 +336,7 @@ class NamespaceHost:
         )
 
     def root(self) -> Path:
-        """Its / is this machine's (only /run and a few files of /etc are its own), reached through its PID 1."""
+        """Its / is this machine's (only /run and /etc are its own), reached through its PID 1."""
         if not self.pid:
             raise HostError("expected a started namespace host; call start() first")
         return Path(f"/proc/{self.pid}/root")

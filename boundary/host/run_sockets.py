@@ -141,6 +141,7 @@ def acl_text(acl_hex: str | None) -> str:
 
 def socket_diff(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]) -> str:
     """Every socket whose mode, owner, ACL or reach changed, or that vanished or appeared."""
+    known = {name for state in before.values() for name in state.get("reach", [])}  # users the host had
     changes = []
     for path in sorted(set(before) | set(after)):
         old, new = before.get(path), after.get(path)
@@ -149,13 +150,15 @@ def socket_diff(before: dict[str, dict[str, Any]], after: dict[str, dict[str, An
         else:  # not the inode: a service restart recreates its sockets; a chmod or an ACL keeps it
             changed = [f"{key} {old[key]}→{new[key]}" for key in ("mode", "uid", "gid") if old[key] != new[key]]
             changed += [f"acl {acl_text(old['acl'])}→{acl_text(new['acl'])}"] if old["acl"] != new["acl"] else []
-            changed += _reach_change(old.get("reach", []), new.get("reach", []))
+            changed += _reach_change(old.get("reach", []), new.get("reach", []), known)
             changes += [f"{path}: {', '.join(changed)}"] if changed else []
     return "; ".join(changes)
 
 
-def _reach_change(before: list[str], after: list[str], shown: int = 5) -> list[str]:
+def _reach_change(before: list[str], after: list[str], known: set[str], shown: int = 5) -> list[str]:
     lost, gained = sorted(set(before) - set(after)), sorted(set(after) - set(before))
+    if "nobody" in after:  # a user new to the host (a runner's job user) reaching what any user reaches gained nothing
+        gained = [name for name in gained if name in known]
     changes = []
     if len(lost) > shown and set(after) <= {"root"}:
         changes.append(f"root only now ({len(lost)} users lost it: {_some(lost, shown)})")
