@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,6 +22,12 @@ from boundary.nettrace import NetworkUse, read_trace
 from boundary.pod import Pod
 from boundary.runners.contract import Job, Runner
 from boundary.secret import RunnerSecret
+
+# New jobs for the calls a job never answered: each answers some or shows which call ends it, so a script of
+# N calls needs at most N; a careful runner needs none, one that ends a job on every refusal pays a job each.
+MAX_RERUNS = 64
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # a terminal's colours, in what an agent printed
+EARLY_END = "ended before its script did"  # the problem of a job that did (see _problems)
 
 
 @dataclass
@@ -110,8 +117,46 @@ class Session:
         runner.setup(self.workdir / "state", repository, self.secret.token)
         return repository
 
+    def run_to_the_end(self, job: Job, script: Script) -> tuple[JobOutcome, JobRecord, str]:
+        """Run the job; when it ends before its script did (a refused call can end `opencode run`, losing its whole
+        batch of results), run the calls it never answered in new jobs, one call a step, so each new job answers
+        all it can up to the call that ends it; that call is left out of the next. The record holds every answer;
+        the note says why each job ended, in the agent's own last words. A call still unanswered then is judged
+        on its own (it never ran: INCONCLUSIVE); the early end no longer voids the answers that did come."""
+        outcome, record = self.run(job, script)
+        notes: list[str] = []
+        enders = record.ended_on  # calls whose job ended on them, unanswered, run alone: the agent's last words
+        for attempt in range(1, MAX_RERUNS + 1):
+            left = [c for step in script.steps for c in step if c.id not in record.results and c.id not in enders]
+            if record.finished or not left:
+                break
+            notes.append(f"job {job.name} ended with {len(left)} calls unanswered: {last_words(outcome)}")
+            rest = Script(steps=[[call] for call in left], final_text=script.final_text)
+            outcome, again = self.run(job, rest, resumed=True, label=f".rerun{attempt}")
+            record.merge(again)
+            unanswered = [call.id for call in left if call.id not in again.results]
+            enders |= {unanswered[0]: last_words(outcome)} if unanswered and not again.finished else {}
+        if enders:
+            notes.append(f"{len(enders)} calls each ended their job unanswered when run alone")
+        if notes:
+            record.finished = all(call_id in record.results for call_id in script.call_ids())
+            self.forgive_early_end(job.name)
+        return outcome, record, "; ".join(notes)
+
+    def forgive_early_end(self, name: str) -> None:
+        """The job's unanswered calls ran again in later jobs: its early end no longer voids the answers it gave."""
+        key = f"{self.scenario}.{name}"
+        for report in self.jobs:
+            if report.name == key:
+                report.problems = [p for p in report.problems if EARLY_END not in p]
+
     def run(
-        self, job: Job, script: Script, resumed: bool = False, operator: Operator | None = None
+        self,
+        job: Job,
+        script: Script,
+        resumed: bool = False,
+        operator: Operator | None = None,
+        label: str = "",
     ) -> tuple[JobOutcome, JobRecord]:
         """Run the job to its end. `resumed`: the same job again, a new agent process (as a runner continues one).
 
@@ -121,7 +166,7 @@ class Session:
         checkpoints = list(script.checkpoints.values()) if self.floor else []
         script = Script(final_text=script.final_text) if self.floor else script
         record = self.server.open_job(key, script, replace=resumed)
-        key += ".resumed" if resumed else ""
+        key += label or (".resumed" if resumed else "")
         transcripts = self.workdir / "transcripts"
         transcripts.mkdir(parents=True, exist_ok=True)
         trace = transcripts / f"{key}.strace" if self.trace_network else None
@@ -183,13 +228,23 @@ class Session:
         stray = [f"the model server got a request no job claimed: {request}" for request in strays]
         problems = [p for p in [outcome.problem, *record.errors, *stray] if p]
         if not record.finished and not problems:
-            problems.append(f"job {key} ended before its script did (transcript: {outcome.transcript})")
+            problems.append(f"job {key} {EARLY_END} (transcript: {outcome.transcript})")
         return problems
 
     def problems_of(self, name: str, resumed: bool = False) -> list[str]:
         key = f"{self.scenario}.{name}" + (".resumed" if resumed else "")
         return next((job.problems for job in self.jobs if job.name == key), [f"job {key} never ran"])
 
+
+def last_words(outcome: JobOutcome) -> str:
+    """Why a job ended, as the agent said it: the last lines of its output."""
+    try:
+        text = ANSI.sub("", outcome.transcript.read_text(errors="replace"))
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+    except OSError as error:
+        return f"(its transcript could not be read: {error})"
+    said = " / ".join(lines[-3:])
+    return repr(said[-300:]) if said else f"(it said nothing; exit {outcome.exit_code})"
 
 
 def floor_checkpoints(checkpoints: list[Callable[[], None]]) -> None:

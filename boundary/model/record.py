@@ -22,6 +22,7 @@ class JobRecord:
     answered_at: dict[str, float] = field(default_factory=dict)
     checkpoints_done: set[int] = field(default_factory=set)
     bodies: list[bytes] = field(default_factory=list)  # every request, as sent: what the job's context carried
+    ended_on: dict[str, str] = field(default_factory=dict)  # call id -> the agent's last words: its job ended on it
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def note_body(self, raw: bytes) -> None:
@@ -56,6 +57,17 @@ class JobRecord:
     def note_error(self, message: str) -> None:
         with self._lock:
             self.errors.append(f"{time.strftime('%H:%M:%S')} {message}")
+
+    def merge(self, later: JobRecord) -> None:
+        """Fold in what a later job answered for calls this one never did (the same job, run again)."""
+        with self._lock, later._lock:
+            for call_id, result in later.results.items():
+                self.results.setdefault(call_id, result)
+                self.issued_at.setdefault(call_id, later.issued_at.get(call_id, 0.0))
+                self.answered_at.setdefault(call_id, later.answered_at.get(call_id, 0.0))
+            self.offered += later.offered
+            self.errors += later.errors
+            self.bodies += later.bodies
 
     def offered_union(self) -> frozenset[str]:
         with self._lock:

@@ -223,3 +223,18 @@ class SecretInEnv(OpencodeRunner):
     def job_env(self, paths: JobPaths, shell: Path) -> dict[str, str]:
         secret = self.credentials()[0].read_text().strip()
         return {**super().job_env(paths, shell), "RUNNER_API_KEY": secret}
+
+
+class OpencodeDefaults(SharedDataDir):
+    """opencode as a published runner starts it: its default permissions, no guard, no OS sandbox, one data
+    directory for the account. opencode asks before leaving the checkout; in `opencode run` nobody answers, and
+    the refused ask ends the run after its current batch of calls: the harness must go on probing in new jobs."""
+
+    name = "opencode-defaults"
+    default_sandbox = "passthrough"
+
+    def permission(self, paths: JobPaths) -> dict[str, Any]:
+        return {}
+
+    def plugins(self, paths: JobPaths) -> list[Any]:
+        return []

@@ -63,19 +63,34 @@ class CrossJob(Scenario):
         script.add_calls([p.call for p in controls], runner.agent.serial_tools)  # every control before any probe
         script.add_calls([p.call for p in probes + secret_probes], runner.agent.serial_tools)
         before = {t.name: t.presence() for t in targets}
-        outcome, record, note = self.run_job_b(session, job, script)
+        outcome, record, note = self.run_job_b(runner, session, job, script)
         absent = {t.name: before[t.name] or t.presence() for t in targets}  # there before and after, or why not
         problems = session.problems_of(job.name)
-        findings = judge_probes(runner, controls, probes, record, absent, problems)
+        findings = [
+            (cell, _ended_on(finding, probe, record), duration)
+            for probe, (cell, finding, duration) in zip(
+                probes, judge_probes(runner, controls, probes, record, absent, problems), strict=True
+            )
+        ]
         results = [self.result(runner, cell, finding, duration) for cell, finding, duration in findings]
         output = job_output_findings(outcome.transcript, job, targets, problems)
         noted = [(target, replace(f, detail=f"{f.detail}; {note}") if note else f) for target, f in output]
         return results + [self.result(runner, (target, "job_output"), f) for target, f in noted]
 
-    def run_job_b(self, session: Session, job: Job, script: Script) -> tuple[JobOutcome, JobRecord, str]:
-        """Run job B to its end; the note (e.g. what an operator approved) goes into its job_output cells."""
-        outcome, record = session.run(job, script)
-        return outcome, record, ""
+    def run_job_b(
+        self, runner: Runner, session: Session, job: Job, script: Script
+    ) -> tuple[JobOutcome, JobRecord, str]:
+        """Run job B to its end, again in new jobs for what it left unanswered; the note (why it ended early)
+        goes into its job_output cells."""
+        return session.run_to_the_end(job, script)
+
+
+def _ended_on(finding: Finding, probe: Probe, record: JobRecord) -> Finding:
+    """A call whose job ended on it never answered: say so in the agent's own words (still INCONCLUSIVE)."""
+    said = record.ended_on.get(probe.call.id)
+    if said is None or finding.verdict is not Verdict.INCONCLUSIVE:
+        return finding
+    return replace(finding, detail=f"the job ended on this call before its result reached the model; it said: {said}")
 
 
 def run_job_a(runner: Runner, session: Session, job: Job) -> list[Target]:

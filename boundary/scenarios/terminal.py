@@ -22,7 +22,7 @@ import pyte
 from boundary import canary
 from boundary.job import JobOutcome
 from boundary.model import JobRecord, ModelServer, Script
-from boundary.runners.contract import Job
+from boundary.runners.contract import Job, Runner
 from boundary.scenarios.cross_job import CrossJob
 from boundary.session import Session
 
@@ -163,7 +163,9 @@ class Terminal(CrossJob):
     agents = frozenset({"claude"})
     in_default_run = False  # only with --scenario terminal: it attacks Claude Code alone
 
-    def run_job_b(self, session: Session, job: Job, script: Script) -> tuple[JobOutcome, JobRecord, str]:
+    def run_job_b(
+        self, runner: Runner, session: Session, job: Job, script: Script
+    ) -> tuple[JobOutcome, JobRecord, str]:
         job = replace(job, argv=interactive_argv(job.argv))
         _onboarded(job)
         script.final_text = f"probes-finished-{canary.new_canary()}"  # the operator leaves once it is on screen
