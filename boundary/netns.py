@@ -41,6 +41,10 @@ def model_url(job: str) -> str:
     return f"http://127.0.0.1:{BRIDGE_PORT}/jobs/{job}/v1"
 
 
+# execve too: a destination is named with the program that reached for it.
+TRACED = "trace=connect,sendto,sendmsg,execve"
+
+
 def wrap(
     argv: list[str], cwd: Path, model_socket: Path, trace: Path | None = None, enter: tuple[str, ...] = ()
 ) -> list[str]:
@@ -59,7 +63,7 @@ def wrap(
             "--seccomp-bpf",
             "-qq",
             "-e",
-            "trace=connect,sendto,sendmsg",
+            TRACED,
             "-e",
             "signal=none",
             "-o",

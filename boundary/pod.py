@@ -20,7 +20,7 @@ from pathlib import Path
 
 import psutil
 
-from boundary.netns import BRIDGE_PORT, NetnsError
+from boundary.netns import BRIDGE_PORT, TRACED, NetnsError
 
 _INIT = """set -e
 ip link set lo up
@@ -73,7 +73,7 @@ class Pod:
         """argv run inside the pod, its whole process tree traced into `trace_fd` and reaped when it ends."""
         if self.pid is None:
             raise NetnsError("the shared job namespace is not running")
-        strace = ["strace", "-f", "--seccomp-bpf", "-qq", "-e", "trace=connect,sendto,sendmsg", "-e", "signal=none"]
+        strace = ["strace", "-f", "--seccomp-bpf", "-qq", "-e", TRACED, "-e", "signal=none"]
         enter = ["nsenter", "-t", str(self.pid), "--net", "--pid", "--mount"]
         reaper = [sys.executable, "-c", _REAPER, str(cwd)]
         return [*enter, *strace, "-o", f"/dev/fd/{trace_fd}", "--", *reaper, *argv]

@@ -45,3 +45,11 @@ def test_a_foreign_peer_is_named_even_without_the_model(tmp_path: Path) -> None:
     (tmp_path / "t").write_text(dns)
     use = read_trace(tmp_path / "t")
     assert not use.clean and "10.0.0.53:53" in use.explain()
+
+
+def test_a_foreign_peer_is_named_with_the_program_that_reached_for_it(tmp_path: Path) -> None:
+    execve = '31 execve("/usr/bin/socat", ["socat", "TCP:127.0.0.1:41845"], 0x7ffc /* 9 vars */) = 0\n'
+    reach = '31 connect(5, {sa_family=AF_INET, sin_port=htons(41845), sin_addr=inet_addr("127.0.0.1")}, 16) = 0\n'
+    (tmp_path / "t").write_text(MODEL_CONNECT + execve + reach)
+    use = read_trace(tmp_path / "t")
+    assert not use.clean and "127.0.0.1:41845 (by pid 31, /usr/bin/socat)" in use.explain()
