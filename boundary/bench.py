@@ -79,7 +79,10 @@ def _parts(report: dict[str, Any], key: str) -> list[dict[str, Any]]:
 
 def critical_path(report: dict[str, Any]) -> float:
     """How long at least one job was running: the union of the jobs' intervals on one time line."""
-    spans = sorted((job["started_at"], job["started_at"] + job["wall_s"]) for job in _parts(report, "jobs"))
+    jobs = _parts(report, "jobs")
+    if any("started_at" not in job for job in jobs):  # a report from before jobs said when they started
+        return float(sum(job["wall_s"] for job in jobs))
+    spans = sorted((job["started_at"], job["started_at"] + job["wall_s"]) for job in jobs)
     total, end = 0.0, float("-inf")
     for start, stop in spans:
         total += max(0.0, stop - max(start, end))
