@@ -195,8 +195,8 @@ def test_bench_summary_reads_the_reports() -> None:
     scenario = {"jobs": [job, job], "results": [{"channel": "read"}, {"channel": "job_output"}]}
     report = {"scenarios": {"cross_job": scenario}}
     lines = summarise([20.0, 30.0], [report, report])
-    assert "median 25.0 s" in lines[1] and "agents' own: median 10.0 s" in lines[2]
-    assert "overhead:    median 58%" in lines[3] and "12 requests" in lines[4]
+    assert "median 25.0 s" in lines[1] and "jobs' critical path: median 10.0 s" in lines[2]  # no start times: summed
+    assert "harness:     median 58% of wall time" in lines[3] and "12 requests" in lines[4]
     assert percentile([1.0, 2.0, 3.0], 0.5) == 2.0
     assert lines[5] == "host: not reported"
     cost = {"cheap_sample_ms": 14.0, "full_sample_ms": 20.0, "watchdog_share": 0.03}

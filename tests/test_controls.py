@@ -54,7 +54,7 @@ def test_reference_runner_passes(pytester: pytest.Pytester) -> None:
     """Every scenario: every probe DENIED with a recognised layer, tools as expected, no network, every layer seen."""
     result, report = run_suite(pytester)
     assert result.ret == 0, result.stdout.str()[-3000:]
-    names = {"cross_job", "cross_job_writes", "tamper", "hostile_repository", "sweep"}
+    names = {"cross_job", "cross_job_writes", "tamper", "hostile_repository", "sweep", "reach"}
     agents = ("opencode", "claude", "codex")  # the default: every agent's reference runner, side by side
     assert set(report["scenarios"]) == {f"{agent}/{name}" for agent in agents for name in names}
     for part in report["scenarios"].values():

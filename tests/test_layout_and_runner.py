@@ -56,7 +56,7 @@ def test_reference_runner_writes_a_careful_job(short_dir: Path) -> None:
     assert job.env["XDG_DATA_HOME"] == str(job.data_dir) and job.env["XDG_CONFIG_HOME"] == str(private / "config")
     assert Path(job.env["OPENCODE_DB"]).is_absolute() and job.env["OPENCODE_DISABLE_PROJECT_CONFIG"] == "1"
     assert config["permission"]["external_directory"]["*"] == "deny"
-    assert config["tools"] == {"opencode_*": False}
+    assert config["tools"] == {"opencode_*": False, "webfetch": False}
     guard = config["plugin"][0][1]
     assert guard["roots"] == [str(job.checkout), str(job.data_dir)] and guard["writeRoots"] == [str(job.checkout)]
     assert str(job.checkout / ".opencode") in guard["protected"] and str(job.checkout / ".git") in guard["protected"]

@@ -17,8 +17,10 @@ from boundary.model.script import ToolCall
 GUARD_PLUGIN = Path(__file__).parent / "opencode_files" / "boundary-guard.js"
 
 # Tools opencode 1.18.33 offers the model with the reference runner's config.
-EXPECTED_TOOLS = frozenset({"bash", "edit", "glob", "grep", "read", "skill", "task", "todowrite", "webfetch", "write"})
-FORBIDDEN_TOOLS = ("opencode_*",)  # opencode's own server tools run unconfined (incident 2)
+EXPECTED_TOOLS = frozenset({"bash", "edit", "glob", "grep", "read", "skill", "task", "todowrite", "write"})
+# opencode's own server tools run unconfined (incident 2); so does webfetch, which fetched the runner API on
+# loopback and the cloud metadata service for a job (the reach scenario): the runner takes both away.
+FORBIDDEN_TOOLS = ("opencode_*", "webfetch")
 PERMISSION_DENIAL = "The user has specified a rule which prevents you from using this specific tool call"
 
 # Project files opencode 1.18.33 loads from the checkout, read from the JS bundled in its binary and tried

@@ -40,8 +40,10 @@ export const PROTOCOL = 1
 
 // The tools the model must be offered with this config, exactly; and patterns that must never be offered:
 // opencode's own server tools run unconfined, on the database every job of the account shares.
-export const EXPECTED_TOOLS = ["bash", "edit", "glob", "grep", "read", "skill", "task", "todowrite", "webfetch", "write"]
-export const FORBIDDEN_TOOLS = ["opencode_*"]
+export const EXPECTED_TOOLS = ["bash", "edit", "glob", "grep", "read", "skill", "task", "todowrite", "write"]
+// webfetch runs in the agent process too, outside every sandbox: it fetched the runner's API on loopback and the
+// cloud metadata service for a job (boundary's reach scenario), so it goes as well.
+export const FORBIDDEN_TOOLS = ["opencode_*", "webfetch"]
 
 // The texts that show which layer refused a tool call.
 export const PERMISSION_DENIAL = "The user has specified a rule which prevents you from using this specific tool call"
