@@ -15,7 +15,6 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,12 +74,14 @@ class NpmProject:
         return self.prefix
 
     def _install(self) -> None:
+        registry_reachable()  # one request first: an untrusted certificate fails now, not after minutes of retries
+        print(f"[boundary] installing the pinned npm tools {self.name!r} (a few minutes, once)", flush=True)
         staging = self.prefix.with_name(self.prefix.name + ".partial")
         shutil.rmtree(staging, ignore_errors=True)
         shutil.copytree(self.source, staging)
         # Not `npm ci`: the lock names other platforms' optional binaries, which
         # a registry mirror may lack; `npm install` keeps every locked version.
-        _npm(["install", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], staging)
+        _npm(["install", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error", *FAIL_FAST], staging)
         for package, script in self.postinstall:
             _run([str(node()), script], staging / "node_modules" / package)
         self._check_pins(staging)
@@ -188,17 +189,58 @@ def version(name: str) -> str:
     return f"{said[-1] if said and done.returncode == 0 else 'unknown'} (PATH)"
 
 
-def _npm(args: list[str], cwd: Path) -> None:
+# npm's own defaults retry each package for minutes (three tries, backing off up to a minute): behind a proxy
+# whose certificate Node does not trust, the set-up looked hung. Retry once, briefly.
+FAIL_FAST = ("--fetch-retries=1", "--fetch-retry-mintimeout=2000", "--fetch-retry-maxtimeout=10000")
+INSTALL_TIMEOUT_S = 1800.0  # ~370 MB of packages; a slow mirror is slow, a stuck one is stuck
+PING_TIMEOUT_S = 60.0
+# What npm says, and what it means: (texts, the cause and its fix).
+NPM_FAILURES = (
+    (
+        ("SELF_SIGNED_CERT", "UNABLE_TO_GET_ISSUER_CERT", "UNABLE_TO_VERIFY_LEAF_SIGNATURE", "CERT_", "_CERT"),
+        "the registry's TLS certificate is not one Node trusts (a TLS-intercepting proxy?): point Node at the "
+        "proxy's CA, `export NODE_EXTRA_CA_CERTS=/path/to/ca.pem` (npm also reads `npm_config_cafile`), and retry",
+    ),
+    (
+        ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ETIMEDOUT", "ECONNRESET", "ENETUNREACH", "EHOSTUNREACH"),
+        "the npm registry cannot be reached: check the network or the proxy (`HTTPS_PROXY`), or name a mirror "
+        "with `npm_config_registry`",
+    ),
+)
+
+
+def npm_failure(said: str) -> str:
+    """The cause of a failed npm call and its fix, from what npm said; or the tail of what it said."""
+    for texts, cause in NPM_FAILURES:
+        if any(text in said for text in texts):
+            return cause
+    return f"npm said: {said.strip()[-600:] or '(nothing)'}"
+
+
+def registry_reachable() -> None:
+    """One request to the registry (`npm ping`), so a certificate or network problem is said in a minute."""
+    registry = os.environ.get("npm_config_registry", "the default npm registry")  # noqa: SIM112 (npm's own spelling)
+    try:
+        _npm(["ping", "--fetch-retries=0", "--loglevel=error"], Path.cwd(), timeout=PING_TIMEOUT_S)
+    except ToolsError as error:
+        raise ToolsError(f"cannot install the pinned npm tools from {registry}: {error}") from None
+
+
+def _npm(args: list[str], cwd: Path, timeout: float = INSTALL_TIMEOUT_S) -> None:
     if source() == "path":  # the dev shell's npm: a wheel's binary may not run there (NixOS has no /lib64 loader)
-        _run([str(nodejs.path_node().with_name("npm")), *args], cwd)
+        _run([str(nodejs.path_node().with_name("npm")), *args], cwd, timeout)
     else:
-        _run([str(nodejs.wheel_node()), str(nodejs.wheel_npm_cli()), *args], cwd)
+        _run([str(nodejs.wheel_node()), str(nodejs.wheel_npm_cli()), *args], cwd, timeout)
 
 
-def _run(command: list[str], cwd: Path) -> None:
+def _run(command: list[str], cwd: Path, timeout: float = INSTALL_TIMEOUT_S) -> None:
     # npm and install scripts find `node` on PATH: the one that runs the tools, first.
     bin_dir = Path(command[0]).parent
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
-    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env)
+    try:
+        result = proc.run(command, cwd=cwd, env=env, timeout=timeout, what=f"`{Path(command[-1]).name}` in {cwd}")
+    except proc.ProcTimeout as error:
+        raise ToolsError(f"{error.problem} {npm_failure(error.tail)}") from None
     if result.returncode != 0:
-        raise ToolsError(f"`{' '.join(command)}` in {cwd} failed (exit {result.returncode}):\n{result.stderr[-2000:]}")
+        failed = f"`{' '.join(command)}` in {cwd} failed (exit {result.returncode})"
+        raise ToolsError(f"{failed}: {npm_failure(result.stderr)}")
