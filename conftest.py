@@ -1,1 +1,1 @@
-"""Repo-local glue: the boundary plugin is loaded through its pytest11 entry point."""
+"""Repo-local glue: none. The boundary plugin loads only with the live suite (boundary/suite/pytest.ini)."""
