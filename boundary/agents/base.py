@@ -17,6 +17,8 @@ class Agent(Protocol):
     serial_tools: ClassVar[frozenset[str]]  # tools the script calls one at a time
     read_first_refusals: ClassVar[tuple[str, ...]]  # its refusal to write a file it has not read
     lacks: ClassVar[frozenset[str]]  # channel kinds (read, grep, glob, shell, write, edit) it has no tool for
+    # channel kinds whose tool sees a /proc file as empty (its size is 0): no control through them can succeed there
+    procfs_blind: ClassVar[frozenset[str]]
     max_shell_command: ClassVar[int]  # the longest command its shell tool takes
     storage_targets: ClassVar[tuple[str, ...]]  # cross-job targets: what the agent saves in a job's data
     config_plant: ClassVar[tuple[str, ...]]  # files to plant in an empty config directory (tamper targets)

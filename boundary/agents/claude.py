@@ -77,6 +77,7 @@ class ClaudeCode:
     non_boundary_refusals: ClassVar[tuple[str, ...]] = ("File has not been read yet", "exceeds maximum allowed")
     serial_tools: ClassVar[frozenset[str]] = frozenset({"Bash"})  # each call starts its own sandbox
     lacks: ClassVar[frozenset[str]] = frozenset()
+    procfs_blind: ClassVar[frozenset[str]] = frozenset({"read"})  # its Read of /proc/self/environ came back empty
     max_shell_command: ClassVar[int] = 2000  # a longer command: "Parser aborted (… over-length)"
     read_first_refusals: ClassVar[tuple[str, ...]] = (
         "File has not been read yet",

@@ -63,6 +63,7 @@ class Codex:
     serial_tools: ClassVar[frozenset[str]] = frozenset({"exec_command"})  # each call starts its own bwrap sandbox
     # Reading, listing and searching all go through exec_command; view_image reads images, not text.
     lacks: ClassVar[frozenset[str]] = frozenset({"read", "grep", "glob"})
+    procfs_blind: ClassVar[frozenset[str]] = frozenset()
     max_shell_command: ClassVar[int] = 32 * 1024
     # What codex keeps per job under CODEX_HOME: session transcripts (every tool output), and archived ones.
     storage_targets: ClassVar[tuple[str, ...]] = ("planted_rollout", "planted_archived_rollout")

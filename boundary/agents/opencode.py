@@ -86,6 +86,7 @@ class OpenCode:
     # Each shell call starts its own srt; concurrent ones race on srt's mount points.
     serial_tools: ClassVar[frozenset[str]] = frozenset({"bash"})
     lacks: ClassVar[frozenset[str]] = frozenset()
+    procfs_blind: ClassVar[frozenset[str]] = frozenset()
     max_shell_command: ClassVar[int] = 64 * 1024  # one exec argument: Linux caps it at 128 KiB
     read_first_refusals: ClassVar[tuple[str, ...]] = ()  # it writes only a file it has read
     # What opencode saves per job: outputs too long for the model, and captures of shell calls.

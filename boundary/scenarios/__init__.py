@@ -16,13 +16,14 @@ from boundary.scenarios.cross_job import CrossJob
 from boundary.scenarios.cross_job_writes import CrossJobWrites
 from boundary.scenarios.hostile_repository import HostileRepository
 from boundary.scenarios.reach import Reach
+from boundary.scenarios.sessions import Sessions
 from boundary.scenarios.sweep import Sweep
 from boundary.scenarios.tamper import Tamper
 from boundary.scenarios.terminal import Terminal
 
 ENTRY_POINTS = "boundary.scenarios"
 BUILT_IN: dict[str, type[Scenario]] = {
-    s.name: s for s in (CrossJob, CrossJobWrites, Tamper, HostileRepository, Sweep, Terminal, Reach)
+    s.name: s for s in (CrossJob, CrossJobWrites, Tamper, HostileRepository, Sweep, Terminal, Reach, Sessions)
 }
 
 __all__ = ["BUILT_IN", "Cell", "ProbeResult", "Scenario", "get_scenario", "registry"]
