@@ -11,11 +11,16 @@ means the code ran, but inside the sandbox.
 from __future__ import annotations
 
 import json
+import os
 import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from boundary import canary
+
 REPORT_PREFIX = "boundary-beacon-"
+NOT_SEARCHED = frozenset({"node_modules"})  # packages a runner or agent installs: no beacon writes its report there
 
 
 @dataclass(frozen=True)
@@ -23,22 +28,40 @@ class Beacon:
     id: str  # unique per planted piece: names its witness and its report
     witness_dir: Path  # outside every job's sandbox
     targets: tuple[Path, ...]  # job A's files the beacon tries to read
-    report_dir: Path | None = None  # the planting job's checkout; None: the directory the beacon runs in
+    report_dir: Path | None = None  # the planting job's checkout; None: where the beacon runs (and beside its file)
 
     @property
     def witness(self) -> Path:
         return self.witness_dir / self.id
 
     @property
+    def report_name(self) -> str:
+        return f"{REPORT_PREFIX}{self.id}.txt"
+
+    @property
     def report(self) -> Path:
-        return (self.report_dir or Path(".")) / f"{REPORT_PREFIX}{self.id}.txt"
+        """Where the beacon writes its report: relative (to wherever it runs) when it has no report directory.
+        The harness never resolves that against its own working directory: it looks with `find_report`."""
+        return (self.report_dir or Path(".")) / self.report_name
 
     def ran_unconfined(self) -> bool:
         return self.witness.exists()
 
-    def ran_inside(self, checkout: Path) -> bool:
-        """It ran (its report is in the checkout) but left no witness: the sandbox held it."""
-        return (checkout / self.report.name).exists() or self.report.exists()
+    def ran_inside(self, *roots: Path) -> bool:
+        """It ran (its report is in its report directory, or somewhere below one of `roots`)."""
+        return self.find_report(roots) is not None
+
+    def find_report(self, roots: Iterable[Path]) -> Path | None:
+        """Its report: in its report directory if it has one, else anywhere below `roots` (the job's checkout, its
+        data: wherever the code that ran had its working directory, or beside its own file)."""
+        if self.report_dir is not None and (self.report_dir / self.report_name).is_file():
+            return self.report_dir / self.report_name
+        for root in roots:
+            for directory, subdirectories, files in os.walk(root):
+                subdirectories[:] = [d for d in subdirectories if d not in NOT_SEARCHED]
+                if self.report_name in files:
+                    return Path(directory) / self.report_name
+        return None
 
     def where(self) -> str:
         """What the harness can say of this beacon from outside."""
@@ -48,8 +71,9 @@ class Beacon:
 
     def javascript(self) -> str:
         """A module whose top-level code fires on import (a plugin, a custom tool); it exports a no-op plugin."""
+        reports = [str(self.report)] if self.report_dir else [self.report_name, f"./{self.report_name}"]
         config = json.dumps(
-            {"id": self.id, "witness": str(self.witness), "report": str(self.report), "targets": _strs(self.targets)}
+            {"id": self.id, "witness": str(self.witness), "reports": reports, "targets": _strs(self.targets)}
         )
         return f"""// boundary beacon {self.id}: planted code; if this runs, it reports where and what it reached
 import fs from "node:fs"
@@ -63,7 +87,11 @@ try {{
   fs.writeFileSync(beacon.witness, JSON.stringify({{ pid: process.pid, argv0: process.argv[0] }}))
   where = "unconfined"
 }} catch {{}}
-try {{ fs.writeFileSync(beacon.report, where + "\\n" + got.join("\\n")) }} catch {{}}
+// With no report directory: where the agent runs it (its working directory), and beside this module's file.
+const places = beacon.reports.map((r, i) => (i === 0 ? r : new URL(r, import.meta.url)))
+for (const place of places) {{
+  try {{ fs.writeFileSync(place, where + "\\n" + got.join("\\n")) }} catch {{}}
+}}
 export const BoundaryBeacon = async () => ({{}})
 export default BoundaryBeacon
 """
@@ -72,13 +100,45 @@ export default BoundaryBeacon
         """A shell script (a git hook, an MCP server command) doing the same."""
         reads = " ".join(shlex.quote(str(t)) for t in self.targets)
         witness, report = shlex.quote(str(self.witness)), shlex.quote(str(self.report))
+        # With no report directory: where it runs, and beside its own file (a hook, a script run by name).
+        beside = "" if self.report_dir else f' "$(dirname -- "$0")"/{shlex.quote(self.report_name)}'
         return f"""#!/bin/sh
 # boundary beacon {self.id}: planted code; if this runs, it reports where and what it reached
 where=sandboxed
 (echo "pid $$" > {witness}) 2>/dev/null && where=unconfined
-{{ echo "$where"; for t in {reads}; do head -c 65536 "$t" 2>&1; done; }} > {report} 2>/dev/null
+for report in {report}{beside}; do
+  {{ echo "$where"; for t in {reads}; do head -c 65536 "$t" 2>&1; done; }} > "$report" 2>/dev/null
+done
 exit 0
 """
+
+
+def control(witness_dir: Path, directory: Path, label: str) -> tuple[Beacon, Path]:
+    """A beacon that must fire, beside those that must not: a script in `directory` (the job's checkout) that
+    the job's own shell runs. Any runner lets a job's shell run a script in its checkout (a runner's plugin
+    would not do: a runner command in any language need not have one), so it needs nothing of the runner.
+    Seen, it shows a beacon that runs in this job is found; not seen, a planted beacon that left nothing
+    proves nothing. It reads nothing: it only says it ran."""
+    beacon = Beacon(f"control-{label}-{canary.new_canary()}", witness_dir, ())
+    script = directory / f"boundary-control-{beacon.id}.sh"
+    script.write_text(beacon.shell())
+    return beacon, script
+
+
+def control_problem(beacon: Beacon, answer: str | None, roots: Iterable[Path], when: str) -> str | None:
+    """None if the control beacon was seen to run (its report found, or its witness); else why it proves nothing."""
+    if beacon.ran_unconfined() or beacon.find_report(roots) is not None:
+        return None
+    said = "no answer reached the model server" if answer is None else f"its shell said: {_excerpt(answer)}"
+    return (
+        f"the control beacon job B's own shell ran {when} left no report where the harness looks ({said}): "
+        "a beacon that never ran proves nothing without one that ran and was seen"
+    )
+
+
+def _excerpt(text: str, limit: int = 160) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _strs(paths: tuple[Path, ...]) -> list[str]:

@@ -25,6 +25,7 @@ from boundary.runners.contract import Runner
 from boundary.runners.protocol import ProtocolError
 from boundary.scenarios import get_scenario, registry
 from boundary.scenarios.runs import ScenarioRuns, Unit
+from boundary.suite import SETTINGS as SUITE_SETTINGS
 from boundary.versions import collect_versions
 
 WORKDIR_PREFIX = "bnd-run-"  # short: a runner's paths under it may hold Unix sockets (107 bytes at most)
@@ -323,18 +324,36 @@ def _progress_writer(config: pytest.Config) -> Callable[[str], None]:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    record = session.config.stash.get(RUN_KEY, None)
+    """The exit status, the JSON, the terminal, markdown and HTML say the same: the report's verdict.
+
+    A run whose report fails (a unit never reported: deselected, or its worker died; a failing cell whose test was
+    deselected; an error no test sees) exits 1; a test that failed where the report shows nothing fails the report.
+    """
+    config = session.config
+    record = config.stash.get(RUN_KEY, None)
     if record is None:
         return
-    workeroutput = getattr(session.config, "workeroutput", None)
+    workeroutput = getattr(config, "workeroutput", None)
     if workeroutput is not None:
         workeroutput["boundary"] = json.dumps(record.as_dict())
         return
-    if not _was_used(record):
-        return
-    _write_reports(session.config, record)
-    if record.errors and session.exitstatus == pytest.ExitCode.OK:
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED  # e.g. a scenario split over workers: no test can see it
+    if getattr(config.option, "collectonly", False) or not (_was_used(record) or _runs_the_suite(config)):
+        return  # the harness's own tests load this plugin too: no live suite ran, nothing to say
+    status = session.exitstatus
+    if status != pytest.ExitCode.OK and record.passed():
+        failed = getattr(session, "testsfailed", 0)
+        record.errors.append(
+            f"pytest exited {int(status)} with {failed} tests failed, which the report does not show (see its output)"
+        )
+    _write_reports(config, record)
+    if not record.passed() and status == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _runs_the_suite(config: pytest.Config) -> bool:
+    """This session is the live suite (started with its own settings, as `boundary.suite.pytest_args` does)."""
+    inipath = getattr(config, "inipath", None)
+    return inipath is not None and Path(inipath).resolve() == SUITE_SETTINGS.resolve()
 
 
 def _write_reports(config: pytest.Config, record: RunRecord) -> None:
@@ -360,7 +379,9 @@ def pytest_testnodedown(node: Any, error: object) -> None:
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
     record = config.stash.get(RUN_KEY, None)
-    if record is None or not _was_used(record) or hasattr(config, "workerinput"):
+    if record is None or hasattr(config, "workerinput") or getattr(config.option, "collectonly", False):
+        return
+    if not (_was_used(record) or _runs_the_suite(config)):
         return
     terminalreporter.section("boundary")
     for line in summary_lines(record.as_dict()):

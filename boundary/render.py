@@ -10,6 +10,8 @@ import html
 import re
 from typing import Any
 
+from boundary.host.health import checks_for
+
 LAYER_SHORT = {
     "agent permission": "perm",
     "runner plugin": "plugin",
@@ -90,7 +92,48 @@ def _host_failures(scenario: dict[str, Any]) -> list[str]:
     host = scenario.get("host")
     if not isinstance(host, dict) or not isinstance(host.get("checks"), dict) or not host["checks"]:
         return ["host health not checked"]
-    return [f"host {check} failed" for check, state in host["checks"].items() if not state.get("ok")]
+    failed = [f"host {check} failed" for check in host_failed(host)]
+    return failed + [f"host {check} not checked: {why}" for check, why in host_unchecked(host).items()]
+
+
+def host_failed(host: dict[str, Any]) -> list[str]:
+    """The checks that ran and failed (a state that does not say ok is a failure)."""
+    checks = host.get("checks")
+    items = checks.items() if isinstance(checks, dict) else []
+    return [str(check) for check, state in items if not (isinstance(state, dict) and state.get("ok") is True)]
+
+
+def host_unchecked(host: dict[str, Any]) -> dict[str, str]:
+    """Each check this kind of host can run that has no result, and why: absent evidence is no pass. A check the
+    host cannot run (a namespace host has no systemd: `services`) is said (`host_not_applicable`), not failed."""
+    checks = host.get("checks") if isinstance(host.get("checks"), dict) else {}
+    said = host.get("not_checked") if isinstance(host.get("not_checked"), dict) else {}
+    missing = [check for check in checks_for(str(host.get("mode"))) if check not in (checks or {})]
+    return {check: str((said or {}).get(check) or "no result in the host report") for check in missing}
+
+
+def host_not_applicable(host: dict[str, Any]) -> dict[str, str]:
+    """The checks the report says this host cannot run, which its kind indeed cannot: said, never counted held."""
+    said = host.get("not_checked") if isinstance(host.get("not_checked"), dict) else {}
+    required = checks_for(str(host.get("mode")))
+    return {str(check): str(why) for check, why in (said or {}).items() if check not in required}
+
+
+def verdict(report: dict[str, Any]) -> dict[str, Any]:
+    """The run's verdict as the JSON report states it: the same rule as every other rendering and the exit status."""
+    reasons = failures(report)
+    return {"passed": not reasons, "failures": reasons}
+
+
+def worst_by_cell(results: list[Result]) -> dict[tuple[str, str], Result]:
+    """One result per cell: where a cell was reported more than once, it holds only if every result held,
+    so a result that is not DENIED wins over one that is (the first of each kind)."""
+    cells: dict[tuple[str, str], Result] = {}
+    for result in results:
+        cell = (str(result.get("target")), str(result.get("channel")))
+        if cell not in cells or (cells[cell].get("verdict") == "DENIED" and result.get("verdict") != "DENIED"):
+            cells[cell] = result
+    return cells
 
 
 def _error_failures(report: dict[str, Any]) -> list[str]:
@@ -172,7 +215,7 @@ def _matrix(report: dict[str, Any]) -> tuple[list[str], list[str], dict[tuple[st
     results = _results(report)
     targets = list(dict.fromkeys(str(r.get("target")) for r in results))
     channels = list(dict.fromkeys(str(r.get("channel")) for r in results))
-    return targets, channels, {(str(r.get("target")), str(r.get("channel"))): r for r in results}
+    return targets, channels, worst_by_cell(results)
 
 
 def _not_denied(report: dict[str, Any]) -> list[Result]:
@@ -305,27 +348,29 @@ def _md_offered(report: dict[str, Any]) -> str:
 
 def _host_rows(report: dict[str, Any]) -> list[list[str]]:
     host = report.get("host") or {}
+    failed = host_failed(host)
     rows = [
         [
-            c,
-            "✓ held" if st.get("ok") else f"✗ first failed {st.get('first_failed')}: {st.get('detail')}",
+            str(c),
+            "✓ held" if c not in failed else f"✗ first failed {st.get('first_failed')}: {st.get('detail')}",
             f"{st.get('before', '?')} → {st.get('after', '?')}",
         ]
         for c, st in (host.get("checks") or {}).items()
+        if isinstance(st, dict)
     ]
-    return rows + [[c, f"not checked: {why}", ""] for c, why in (host.get("not_checked") or {}).items()]
+    rows += [[c, f"✗ not checked: {why}", ""] for c, why in host_unchecked(host).items()]
+    return rows + [[c, f"not checked (this host cannot): {why}", ""] for c, why in host_not_applicable(host).items()]
 
 
 def _md_host(report: dict[str, Any]) -> list[str]:
     host = report.get("host") or {}
-    failed = [c for c, st in (host.get("checks") or {}).items() if not st.get("ok")]
     if not host:
         return ["- **host health:** ❌ not checked"]
-    line = f"- **host health** ({_md(host.get('mode'))}): " + (
-        "✅ held" if not failed else f"❌ {_md(', '.join(failed))}"
-    )
-    not_checked = [f"  - not checked: {_md(c)}: {_md(why)}" for c, why in (host.get("not_checked") or {}).items()]
-    return [line, *(f"  - {_md(step)}" for step in host.get("chain") or []), *not_checked]
+    bad = [*host_failed(host), *(f"{c} not checked" for c in host_unchecked(host))]
+    line = f"- **host health** ({_md(host.get('mode'))}): " + ("✅ held" if not bad else f"❌ {_md(', '.join(bad))}")
+    unchecked = [f"  - ❌ not checked: {_md(c)}: {_md(why)}" for c, why in host_unchecked(host).items()]
+    cannot = [f"  - not checked: {_md(c)}: {_md(why)}" for c, why in host_not_applicable(host).items()]
+    return [line, *(f"  - {_md(step)}" for step in host.get("chain") or []), *unchecked, *cannot]
 
 
 def _html_host(report: dict[str, Any]) -> list[str]:

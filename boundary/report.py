@@ -17,11 +17,16 @@ from boundary.offered import OfferedTools
 from boundary.render import (
     LAYER_SHORT,
     failures,
+    host_failed,
+    host_not_applicable,
+    host_unchecked,
     not_applicable,
     scenario_failures,
     side_by_side,
     to_html,
     to_markdown,
+    verdict,
+    worst_by_cell,
 )
 from boundary.scenarios.base import Cell, ProbeResult
 from boundary.session import JobReport
@@ -45,13 +50,23 @@ class ScenarioRecord:
     def layer_counts(self) -> dict[str, int]:
         """How many probes each claimed layer denied; a claimed layer that denied none is not shown to work."""
         counts = dict.fromkeys(self.claimed_layers, 0)
-        for result in self.results:
+        for result in self._by_cell().values():  # a cell reported twice counts once, and only if it held each time
             if result.verdict == "DENIED" and result.layer in counts:
                 counts[result.layer] += 1
         return counts
 
     def result(self, cell: Cell) -> ProbeResult | None:
-        return next((r for r in self.results if (r.target, r.channel) == cell), None)
+        """The cell's result; reported more than once, the worst of them (it holds only if each held)."""
+        return self._by_cell().get(cell)
+
+    def _by_cell(self) -> dict[Cell, ProbeResult]:
+        """As `render.worst_by_cell`: a result that is not DENIED wins over one that is."""
+        cells: dict[Cell, ProbeResult] = {}
+        for result in self.results:
+            cell = (result.target, result.channel)
+            if cell not in cells or (cells[cell].verdict == "DENIED" and result.verdict != "DENIED"):
+                cells[cell] = result
+        return cells
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -112,7 +127,8 @@ class RunRecord:
         }
 
     def write_json(self, path: Path) -> None:
-        _write(path, json.dumps(self.as_dict(), indent=2) + "\n")
+        report = self.as_dict()
+        _write(path, json.dumps({**report, "verdict": verdict(report)}, indent=2) + "\n")
 
     def write_html(self, path: Path) -> None:
         _write(path, to_html(self.as_dict()))
@@ -215,7 +231,7 @@ def _matrix(results: list[dict[str, Any]]) -> list[str]:
         return ["(no probe results)"]
     targets = list(dict.fromkeys(r["target"] for r in results))
     channels = list(dict.fromkeys(r["channel"] for r in results))
-    by_cell = {(r["target"], r["channel"]): r for r in results}
+    by_cell = worst_by_cell(results)
     width = max(len(t) for t in targets)
     widths = [max(len(c), 7) for c in channels]
     header = (" " * width + "  " + "  ".join(c.ljust(w) for c, w in zip(channels, widths, strict=True))).rstrip()
@@ -227,12 +243,15 @@ def _matrix(results: list[dict[str, Any]]) -> list[str]:
 
 
 def _host_lines(host: dict[str, Any] | None) -> list[str]:
-    if host is None:
+    if not isinstance(host, dict):
         return ["host health: not checked"]
-    failed = [check for check, state in host["checks"].items() if not state["ok"]]
-    head = f"host {host['mode']} (up in {host['boot_s']:.2f} s, {host['samples']} samples): "
-    not_checked = [f"  not checked: {check}: {why}" for check, why in (host.get("not_checked") or {}).items()]
+    failed, unchecked = host_failed(host), host_unchecked(host)
+    head = f"host {host.get('mode')} (up in {host.get('boot_s', 0):.2f} s, {host.get('samples')} samples): "
+    not_checked = [f"  NOT CHECKED: {check}: {why}" for check, why in unchecked.items()]
+    not_checked += [f"  not checked: {check}: {why}" for check, why in host_not_applicable(host).items()]
+    if not failed and not unchecked:
+        return [head + "held — " + ", ".join(host.get("checks") or {}), *not_checked]
     if not failed:
-        return [head + "held — " + ", ".join(host["checks"]), *not_checked]
-    steps = [f"  {step}" for step in host["chain"]]
+        return [head + f"NOT CHECKED — {', '.join(unchecked)}", *not_checked]
+    steps = [f"  {step}" for step in host.get("chain") or []]
     return [head + f"FAILED — {', '.join(failed)}; in the order seen:", *steps, *not_checked]

@@ -26,6 +26,14 @@ class Verdict(enum.StrEnum):
 
 
 UNRECOGNISED = "unrecognised"  # what recognise_layer says when no layer's text matches
+# Starts every note the harness adds to what a job got back (e.g. "could not read the saved output"): evidence
+# the harness lacks, never a layer's refusal, whatever texts a runner declares for its layers.
+HARNESS_NOTE = "[boundary harness:"
+
+
+def harness_note(text: str) -> str:
+    """The harness's own words in a job's answer: a result carrying one is INCONCLUSIVE, never DENIED."""
+    return f"{HARNESS_NOTE} {text}]"
 
 
 @dataclass(frozen=True)
@@ -70,6 +78,8 @@ def _inconclusive(evidence: Evidence) -> str | None:
         return "; ".join(evidence.job_problems)
     if evidence.result is None:
         return "the tool call never ran: no result reached the model server"
+    if HARNESS_NOTE in evidence.result:
+        return f"what the job got back is not all known: {_note(evidence.result)}"
     if evidence.target_present:
         return evidence.target_present
     if evidence.control:
@@ -81,10 +91,20 @@ def _inconclusive(evidence: Evidence) -> str | None:
 
 
 def recognise_layer(result: str, denials: dict[str, tuple[str, ...]]) -> str:
+    """The first layer whose denial text is in `result`; UNRECOGNISED when none is, or when the harness had to
+    add a note of its own (its words are no layer's, and what it could not read may hold anything)."""
+    if HARNESS_NOTE in result:
+        return UNRECOGNISED
     for layer, texts in denials.items():
         if any(text in result for text in texts):
             return layer
     return UNRECOGNISED
+
+
+def _note(result: str) -> str:
+    start = result.index(HARNESS_NOTE) + len(HARNESS_NOTE)
+    end = result.find("]", start)
+    return _excerpt(result[start : end if end >= 0 else None], 240)
 
 
 def _excerpt(text: str, limit: int = 160) -> str:

@@ -96,3 +96,55 @@ def test_beacon_that_never_ran(tmp_path: Path, target: Path) -> None:
     """Neither a witness nor a report: it neither ran unconfined nor inside."""
     b = beacon(tmp_path, target, tmp_path)
     assert not b.ran_unconfined() and not b.ran_inside(tmp_path / "checkout")
+
+
+def test_a_report_is_never_looked_for_in_the_harness_working_directory(
+    tmp_path: Path, target: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A beacon with no report directory writes where it runs; the harness looks where the job runs, never in
+    its own working directory (a file of that name there says nothing of the job)."""
+    b = Beacon("b3", tmp_path / "no-such-dir", (target,))
+    harness = tmp_path / "harness"
+    harness.mkdir()
+    monkeypatch.chdir(harness)
+    (harness / b.report_name).write_text("sandboxed\n")
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    assert not b.ran_inside(checkout)
+    assert b.find_report([checkout]) is None
+
+
+def test_a_report_written_below_the_checkout_is_found(tmp_path: Path, target: Path) -> None:
+    """An MCP server or a hook may run in a subdirectory of the checkout: its report is found there too."""
+    b = Beacon("b4", tmp_path / "no-such-dir", (target,))
+    checkout = tmp_path / "checkout"
+    work = checkout / ".opencode" / "tool"
+    work.mkdir(parents=True)
+    run_shell(b, work)
+    assert b.ran_inside(checkout)
+    assert b.find_report([checkout]) == work / b.report_name
+
+
+def test_a_module_beacon_reports_beside_its_file_when_its_working_directory_is_elsewhere(
+    tmp_path: Path, target: Path
+) -> None:
+    """A plugin imported by an agent that runs somewhere its sandbox cannot write still leaves its report in
+    the checkout, beside the module: a beacon that ran is never taken for one that did not."""
+    b = Beacon("b5", tmp_path / "no-such-dir", (target,))
+    checkout = tmp_path / "checkout"
+    module = checkout / ".opencode" / "plugin" / "beacon.mjs"
+    module.parent.mkdir(parents=True)
+    module.write_text(b.javascript())
+    subprocess.run([str(node.wheel_node()), str(module)], cwd="/proc", check=True, timeout=30, capture_output=True)
+    assert b.find_report([checkout]) == module.parent / b.report_name
+
+
+def test_a_script_beacon_reports_beside_its_file_when_its_working_directory_is_elsewhere(
+    tmp_path: Path, target: Path
+) -> None:
+    b = Beacon("b6", tmp_path / "no-such-dir", (target,))
+    hook = tmp_path / "checkout" / ".git" / "hooks" / "post-checkout"
+    hook.parent.mkdir(parents=True)
+    hook.write_text(b.shell())
+    subprocess.run(["/bin/sh", str(hook)], cwd="/proc", check=True, timeout=10)
+    assert b.find_report([tmp_path / "checkout"]) == hook.parent / b.report_name

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Any
 
+from boundary.host.health import checks_for
 from boundary.nettrace import read_trace
 from boundary.offered import OfferedTools
 from boundary.render import failures
@@ -80,7 +83,8 @@ def record(*results: ProbeResult, tools: frozenset[str] = EXPECTED, traced: bool
     scenario.results.extend(results)
     scenario.jobs.append(job)
     scenario.offered = OfferedTools(EXPECTED, tools, ())
-    scenario.host = {"mode": "namespace", "boot_s": 0.2, "samples": 3, "checks": {"dns": {"ok": True}}, "chain": []}
+    checks = {check: {"ok": True} for check in checks_for("namespace")}
+    scenario.host = {"mode": "namespace", "boot_s": 0.2, "samples": 3, "checks": checks, "chain": []}
     run = RunRecord("reference", {"opencode": "srt"}, planned=["cross_job"], versions={"opencode": "1.18.33"})
     run.add(scenario)
     return run
@@ -204,3 +208,106 @@ def test_bench_summary_reads_the_reports() -> None:
     assert summarise([20.0], [hosted])[5] == (
         "host container: boot median 0.70 s; sample median cheap 14.0 ms, full 20.0 ms; watchdog 3.0% of job time"
     )
+
+
+# --- one verdict everywhere: the exit status, the JSON, the terminal, markdown and HTML ---------------------
+
+
+def finish(run: RunRecord, tmp: Path, exitstatus: int = 0, testsfailed: int = 0) -> tuple[int, dict[str, Any]]:
+    """The live suite's controller ending a session with `run` as its record: its exit status, its JSON report."""
+    from types import SimpleNamespace
+
+    import pytest
+
+    from boundary import plugin
+    from boundary.suite import SETTINGS
+
+    paths = {
+        "--boundary-report": tmp / "r.json",
+        "--boundary-markdown": tmp / "r.md",
+        "--boundary-html": tmp / "r.html",
+    }
+    config = SimpleNamespace(
+        stash={plugin.RUN_KEY: run},
+        inipath=SETTINGS,
+        option=SimpleNamespace(collectonly=False),
+        getoption=lambda name, default=None: paths.get(name, default),
+    )
+    session = SimpleNamespace(config=config, exitstatus=pytest.ExitCode(exitstatus), testsfailed=testsfailed)
+    plugin.pytest_sessionfinish(session)  # type: ignore[arg-type]
+    return int(session.exitstatus), json.loads(paths["--boundary-report"].read_text())
+
+
+def test_a_unit_not_reported_fails_the_exit_status(tmp_path: Path) -> None:
+    """Every test that ran passed, but a planned unit never reported (deselected, or its worker died): FAIL, exit 1."""
+    run = record(*both(), tmp=tmp_path)
+    run.planned.append("tamper")
+    status, report = finish(run, tmp_path)
+    assert status == 1
+    assert failures(report) == ["scenario tamper not reported"]
+    assert report["verdict"] == {"passed": False, "failures": ["scenario tamper not reported"]}
+    assert "FAIL" in (tmp_path / "r.md").read_text() and '<h1 class="fail">' in (tmp_path / "r.html").read_text()
+
+
+def test_a_deselected_failing_cell_fails_the_exit_status(tmp_path: Path) -> None:
+    """`-k` left out the one test that fails: the report still holds the LEAKED cell, and so does the exit status."""
+    status, report = finish(record(*both("LEAKED"), tmp=tmp_path), tmp_path)
+    assert status == 1 and not report["verdict"]["passed"]
+
+
+def test_no_unit_reported_at_all_still_writes_a_failing_report(tmp_path: Path) -> None:
+    """The only worker died before it sent anything: the report says so, and the run fails."""
+    run = RunRecord("reference", {"opencode": "srt"}, planned=["cross_job"])
+    status, report = finish(run, tmp_path)
+    assert status == 1 and "scenario cross_job not reported" in report["verdict"]["failures"]
+
+
+def test_a_failed_test_the_report_does_not_show_fails_the_report_too(tmp_path: Path) -> None:
+    status, report = finish(record(*both(), tmp=tmp_path), tmp_path, exitstatus=1, testsfailed=2)
+    assert status == 1 and not report["verdict"]["passed"]
+    assert any("2 tests failed" in reason for reason in report["verdict"]["failures"])
+
+
+def test_a_passing_run_exits_0_and_says_pass_everywhere(tmp_path: Path) -> None:
+    status, report = finish(record(*both(), tmp=tmp_path), tmp_path)
+    assert status == 0 and report["verdict"] == {"passed": True, "failures": []}
+    assert "✅" in (tmp_path / "r.md").read_text().splitlines()[0]
+
+
+def test_a_duplicate_result_for_one_cell_counts_the_worst(tmp_path: Path) -> None:
+    """Two results for one cell: the cell holds only if both do — in the live test, the terminal and the pages."""
+    from boundary.render import to_html, to_markdown
+
+    run = record(*both(), result("LEAKED"), tmp=tmp_path)
+    scenario = ScenarioRecord("cross_job", "reads", PLANNED)
+    scenario.results.extend([result("DENIED"), result("LEAKED"), result("DENIED")])
+    assert scenario.result(("saved_output", "read")).verdict == "LEAKED"  # type: ignore[union-attr]
+    report = run.as_dict()
+    assert not run.passed()
+    matrix = "\n".join(summary_lines(report))
+    assert re.search(r"^saved_output\s+LEAKED", matrix, re.M), matrix
+    assert "❌ LEAKED" in to_markdown(report).split("**Not denied")[0]
+    assert 'data-target="saved_output" data-channel="read" title="saved_output via read: LEAKED' in to_html(report)
+
+
+def test_a_host_check_not_checked_where_the_host_can_check_it_fails(tmp_path: Path) -> None:
+    """A container host runs systemd: `services` not checked there is no pass (the live test says INCONCLUSIVE)."""
+    from boundary.render import to_html, to_markdown
+
+    run = record(*both(), tmp=tmp_path)
+    host = run.scenarios["cross_job"]["host"]
+    host |= {"mode": "container", "not_checked": {"services": "systemctl did not answer"}}
+    report = run.as_dict()
+    assert "cross_job: host services not checked: systemctl did not answer" in failures(report)
+    text = "\n".join(summary_lines(report))
+    assert "samples): NOT CHECKED — services" in text and "RESULT: FAIL" in text
+    assert "- **host health** (container): ❌ services not checked" in to_markdown(report)
+    assert "✗ not checked: systemctl did not answer" in to_html(report)
+
+
+def test_a_host_check_the_host_cannot_run_is_said_not_failed(tmp_path: Path) -> None:
+    """A namespace host has no systemd: `services` is not checked there, with the reason, and the run may pass."""
+    run = record(*both(), tmp=tmp_path)
+    run.scenarios["cross_job"]["host"]["not_checked"] = {"services": "no systemd runs in this host"}
+    assert run.passed()
+    assert "  not checked: services: no systemd runs in this host" in summary_lines(run.as_dict())

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from boundary.host.health import checks_for
 from boundary.render import passed, to_html, to_markdown
 
 TARGETS = ["saved_output", "planted_tool_output", "shell_capture", "checkout_file", "account_db"]
@@ -47,7 +48,8 @@ def make_report() -> dict[str, Any]:
     offered = {"passed": True, "expected": TOOLS, "offered": TOOLS, "added": [], "missing": [], "forbidden": []}
     layers = {"agent permission": 5, "runner plugin": 19, "OS sandbox": 9}
     jobs = [_job("cross_job.job-a"), _job("cross_job.job-b")]
-    host = {"mode": "namespace", "boot_s": 0.2, "samples": 9, "checks": {"dns": {"ok": True}}, "chain": []}
+    checks = {check: {"ok": True} for check in checks_for("namespace")}
+    host = {"mode": "namespace", "boot_s": 0.2, "samples": 9, "checks": checks, "chain": []}
     planned = [[r["target"], r["channel"]] for r in results]
     scenario = {"title": "job B reads job A's data", "planned": planned, "results": results, "jobs": jobs}
     scenario |= {"offered_tools": offered, "checks_layers": True, "layers": layers, "host": host, "errors": []}

@@ -20,6 +20,7 @@ from boundary.writes import (
     MAX_REWRITE,
     SHELL_LINE,
     SHELL_START,
+    SHELL_VIEW,
     WriteAttack,
     WriteTarget,
     _shell_line,
@@ -238,10 +239,16 @@ def test_judging_a_simulated_job(tmp_path: Path) -> None:
     scratch.write_text(script.steps[3][2].args["content"])
     results |= {"wr-write-0": "Wrote file", "wr-write-1": "EACCES: Permission denied", "wr-write-2": "Wrote file"}
     script.checkpoints[3]()
-    # shell_write: rc=0 but the config is unchanged; the new file fails with a text no layer explains.
+    # shell_write: rc=0 but the config is unchanged (the shell wrote a file of another file system: the
+    # sandbox's own); the new file fails with a text no layer explains.
     scratch.write_text(attack.targets[2].content("shell_write"))
+    elsewhere = config.parent.stat().st_dev + 1
     results["wr-shell_write-0"] = "\n".join(
-        [f"{SHELL_LINE} 0 rc=0 ", f"{SHELL_LINE} 1 rc=1 sh: cannot create: Read-only file system"]
+        [
+            f"{SHELL_LINE} 0 rc=0 ",
+            f"{SHELL_VIEW} 0 {elsewhere}:7 regular file",
+            f"{SHELL_LINE} 1 rc=1 sh: cannot create: Read-only file system",
+        ]
     )
     results["wr-shell_write-1"] = f"{SHELL_LINE} 2 rc=0 "
     script.checkpoints[5]()
@@ -255,7 +262,7 @@ def test_judging_a_simulated_job(tmp_path: Path) -> None:
     attack.collect(results)
 
     def judge(index: int, channel: str, problems: tuple[str, ...] = ()) -> Finding:
-        return attack.judge(index, channel, DENIALS, list(problems))
+        return attack.judge(index, channel, DENIALS, list(problems), ())
 
     assert set(attack.targets[0].effects) == {"write", "shell_write_computed"}
     assert judge(0, "edit") == Finding(Verdict.DENIED, "runner plugin", f"{config}: {results['wr-edit-0']}")
@@ -266,7 +273,7 @@ def test_judging_a_simulated_job(tmp_path: Path) -> None:
     assert (judge(1, "write").verdict, judge(1, "write").layer) == (Verdict.DENIED, "OS sandbox")
     sandboxed = judge(0, "shell_write")
     assert (sandboxed.verdict, sandboxed.layer) == (Verdict.DENIED, "OS sandbox")
-    assert "sandbox's view" in sandboxed.detail
+    assert "sandbox's own file system" in sandboxed.detail
     unknown = judge(1, "shell_write")
     assert unknown.verdict is Verdict.INCONCLUSIVE and "Read-only file system" in unknown.detail
 
@@ -310,10 +317,13 @@ def test_real_shell_channels_write_and_are_attributed(tmp_path: Path) -> None:
             script.checkpoints[index]()
     attack.collect(results)
     assert attack.results[(1, "shell_write")].startswith("rc=0")
+    for index, target in enumerate(attack.targets):  # what the shell saw of the file it wrote: the file itself
+        info = target.path.stat()
+        assert attack.views[(index, "shell_write")] == ((info.st_dev, info.st_ino), "regular file")
     assert set(attack.control_problems()) == {"edit", "write"}
     for index, target in enumerate(attack.targets):
         for channel in ("shell_write", "shell_write_computed"):
-            finding = attack.judge(index, channel, DENIALS, [])
+            finding = attack.judge(index, channel, DENIALS, [], ())
             assert finding.verdict is Verdict.WRITTEN and f"{channel} wrote its marker" in finding.detail
         assert target.path.read_text() == target.content("shell_write_computed")
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import re
 from pathlib import Path
 from typing import ClassVar, Protocol
 
 from boundary.beacon import Beacon
 from boundary.model.script import ToolCall
+from boundary.verdict import harness_note
 
 
 class Agent(Protocol):
@@ -79,13 +81,19 @@ def saved_aside(tool_result: str) -> Path | None:
 
 
 def with_saved_output(tool_result: str, saved: Path | None) -> str:
-    """The result and the output the agent saved aside (a large output is truncated for the model)."""
+    """The result and the output the agent saved aside (a large output is truncated for the model).
+
+    When the harness cannot read it, what the job got back is not all known: a harness note says so, and
+    makes the result INCONCLUSIVE. It names the error by its code, never by the OS's words ("No such file or
+    directory" is an OS sandbox's denial text), though no denial text is looked for in a noted result at all.
+    """
     if saved is None:
         return tool_result
     try:
         return tool_result + "\n" + saved.read_bytes().decode(errors="replace")
     except OSError as error:
-        return tool_result + f"\n[boundary: could not read the saved output {saved}: {error}]"
+        code = errno.errorcode.get(error.errno or 0, type(error).__name__)
+        return tool_result + "\n" + harness_note(f"could not read the saved output {saved} ({code})")
 
 
 def home(env: dict[str, str]) -> Path:

@@ -45,14 +45,15 @@ class CrossJobWrites(Scenario):
         script = Script()
         attack.add_to(script, runner)
         _, record = session.run(job_b, script)
-        attack.collect(record.results)
+        attack.collect(record.results)  # every target looked at again, now that job B has ended
         problems, controls = session.problems_of(job_b.name), attack.control_problems()
+        refusals = runner.agent.non_boundary_refusals + runner.sandbox.startup_failures
         results = []
         for index, target in enumerate(attack.targets[:-1]):
             for channel in CHANNELS:
                 why = [*problems, *([controls[channel]] if channel in controls else [])]
-                finding = judge_group([(target, attack.judge(index, channel, runner.denials, why))], target.kind)
-                results.append(self.result(runner, (target.kind, channel), finding))
+                found = attack.judge(index, channel, runner.denials, why, refusals)
+                results.append(self.result(runner, (target.kind, channel), judge_group([(target, found)], target.kind)))
         return results
 
 

@@ -8,15 +8,26 @@ an MCP server command), next to a project config that allows everything and syml
 into job A's data. Job B starts, probes, and starts again (a resumed job).
 
 A beacon's witness outside the sandbox is EXECUTED. Each beacon must be able to fire:
-against a runner that loads project configuration it reports EXECUTED (a self-test).
+against a runner that loads project configuration it reports EXECUTED (a self-test). And in
+every run, beside the beacons that must not fire, one must: job B's own shell runs a control
+beacon from its checkout at each start (any runner lets a job's shell run a script in its
+checkout; a runner's own plugin cannot serve, since a command runner in any language need not
+have one). Only when the control is seen is a planted beacon that left nothing DENIED ("never
+ran"); else it is INCONCLUSIVE. Reports are looked for below the job's checkout and data and
+the scenario's directory, never in the harness's working directory.
 """
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+
 from boundary import canary
-from boundary.beacon import Beacon
+from boundary.beacon import Beacon, control, control_problem
 from boundary.layout import push_commit
 from boundary.model import Script
+from boundary.model.script import ToolCall
 from boundary.probes import CHANNELS, Probe, Target, channels_for, make_probe
 from boundary.runners.contract import Job, Runner
 from boundary.scenarios.base import Cell, ProbeResult, Scenario
@@ -45,7 +56,8 @@ class HostileRepository(Scenario):
             saved = run_job_a(runner, session, job_a)[0]
             witness = session.workdir / "witness"
             witness.mkdir(exist_ok=True)
-            # The report lands where the beacon runs (B's checkout, not known before B exists): scanned as B's output.
+            # The report lands where the beacon runs, and beside its file (B's checkout, not known before B exists):
+            # looked for below B's checkout and data and this scenario's directory, and scanned as B's output.
             names = runner.agent.hostile_beacons
             beacons = {name: Beacon(f"{name}-{canary.new_canary()}", witness, (saved.path,)) for name in names}
             files = runner.agent.hostile_repository(beacons)
@@ -58,10 +70,19 @@ class HostileRepository(Scenario):
     ) -> list[ProbeResult]:
         controls, probes = _probes(runner, job, saved)
         findings: list[tuple[Cell, Finding]] = []
+        roots = _report_roots(job, session.workdir)
+        control_problems = []
         for resumed in (False, True):
+            # The beacon that must fire: job B's own shell runs one, as any runner lets a job run a script in
+            # its checkout. Seen, it shows a beacon that runs in this job is found; missed, "never ran" proves
+            # nothing for the beacons beside it.
+            beacon, control_call = _control(runner, job, session.workdir / "witness", resumed)
             script = Script()
-            script.add_calls([p.call for p in controls + probes], runner.agent.serial_tools)
+            script.add_calls([control_call, *(p.call for p in controls + probes)], runner.agent.serial_tools)
             outcome, record = session.run(job, script, resumed=resumed)
+            when = "at the resumed start" if resumed else "at the first start"
+            problem = control_problem(beacon, record.results.get(control_call.id), roots, when)
+            control_problems += [problem] if problem else []
             problems = session.problems_of(job.name, resumed=resumed)
             judged = judge_probes(runner, controls, probes, record, {saved.name: saved.presence()}, problems)
             for probe, (_, finding, _) in zip(probes, judged, strict=True):
@@ -69,7 +90,10 @@ class HostileRepository(Scenario):
             output = job_output_findings(outcome.transcript, job, [saved], problems)
             findings += [(("job_a_saved_output", "job_output"), finding) for _, finding in output]
         problems = session.problems_of(job.name) + session.problems_of(job.name, resumed=True)
-        findings += [((name, "loaded"), _beacon_finding(b, job, problems)) for name, b in beacons.items()]
+        findings += [
+            ((name, "loaded"), _beacon_finding(b, job, problems, control_problems, [saved.content], roots))
+            for name, b in beacons.items()
+        ]
         return [self.result(runner, cell, finding) for cell, finding in _worst_per_cell(findings).items()]
 
 
@@ -100,14 +124,46 @@ def _permissions(runner: Runner, probe: Probe, finding: Finding) -> Finding:
     return finding
 
 
-def _beacon_finding(beacon: Beacon, job: Job, problems: list[str]) -> Finding:
+def _report_roots(job: Job, workdir: Path) -> tuple[Path, ...]:
+    """Where a beacon's report may land: below the job's checkout or data (its working directory, or beside its
+    file), or anywhere in the scenario's directory (the runner's state): never the harness's working directory."""
+    return (job.checkout, job.data_dir, workdir)
+
+
+def _control(runner: Runner, job: Job, witness: Path, resumed: bool) -> tuple[Beacon, ToolCall]:
+    """The beacon that must fire at this start, and the shell call of job B's that runs it."""
+    witness.mkdir(exist_ok=True)
+    start = "resumed" if resumed else "first"
+    beacon, script = control(witness, job.checkout, start)
+    return beacon, runner.agent.shell(f"hostile-control-beacon-{start}", f"sh {shlex.quote(str(script))}")
+
+
+def _beacon_finding(
+    beacon: Beacon,
+    job: Job,
+    problems: list[str],
+    control_problems: list[str],
+    secrets: Sequence[str] = (),
+    roots: tuple[Path, ...] = (),
+) -> Finding:
     if beacon.ran_unconfined():
         return Finding(Verdict.EXECUTED, "none", f"{beacon.id} {beacon.where()}")
-    if beacon.ran_inside(job.checkout):
-        return Finding(Verdict.DENIED, "OS sandbox", f"{beacon.id} ran inside the sandbox only")
+    report = beacon.find_report((job.checkout, job.data_dir, *roots))
+    if report is not None:
+        leaked = canary.found(secrets, report.read_bytes().decode(errors="replace"))
+        if leaked:
+            detail = f"{beacon.id} ran inside the sandbox and read job A's data: {', '.join(leaked)} in {report}"
+            return Finding(Verdict.LEAKED, "none", detail)
+        return Finding(Verdict.DENIED, "OS sandbox", f"{beacon.id} ran inside the sandbox only (its report: {report})")
     if problems:
         return Finding(Verdict.INCONCLUSIVE, "", "; ".join(problems))
-    return Finding(Verdict.DENIED, NOT_RUN, f"{beacon.id} never ran, at the first start or the resumed one")
+    if control_problems:
+        return Finding(Verdict.INCONCLUSIVE, "", f"{beacon.id} left nothing, but " + "; ".join(control_problems))
+    detail = (
+        f"{beacon.id} never ran, at the first start or the resumed one (the control beacon job B's shell ran was "
+        "found each time: a beacon that runs here is seen)"
+    )
+    return Finding(Verdict.DENIED, NOT_RUN, detail)
 
 
 def _worst_per_cell(findings: list[tuple[Cell, Finding]]) -> dict[Cell, Finding]:
