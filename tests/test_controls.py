@@ -22,6 +22,7 @@ from boundary.host.health import CHECKS
 from boundary.host.run_sockets import run_sockets
 from boundary.host.services import services
 from boundary.plugin import KEPT_MARKER, WORKDIR_PREFIX
+from boundary.scenarios.base import JOB_A, JOB_B
 from boundary.suite import pytest_args
 
 SABOTAGE = "boundary.sabotage.runners"
@@ -245,9 +246,9 @@ def test_timed_out_jobs_are_inconclusive_not_denied(pytester: pytest.Pytester) -
     assert result.ret == 1
     results = scenario(report)["results"]
     assert {r["verdict"] for r in results} == {"INCONCLUSIVE"}
-    job_a = next(job for job in scenario(report)["jobs"] if job["name"].endswith("job-a"))
+    job_a = next(job for job in scenario(report)["jobs"] if job["name"].endswith(f".{JOB_A}"))
     assert job_a["exit_code"] is None and "timed out" in job_a["problems"][0]
-    assert all(re.search(r"job job-b (timed out|exited)", r["detail"]) for r in results)
+    assert all(re.search(rf"job {re.escape(JOB_B)} (timed out|exited)", r["detail"]) for r in results)
 
 
 def host_checks(report: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -23,6 +23,7 @@ from boundary.host.namespace import NamespaceHost
 from boundary.host.run_sockets import socket_diff
 from boundary.layout import create_repository
 from boundary.runners.command import call_env
+from boundary.scenarios.base import JOB_A
 from boundary.suite import pytest_args
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "runners" / "codex-unprivileged-user"
@@ -109,7 +110,7 @@ def test_the_key_in_the_jobs_environment_leaks_the_runner_secret(pytester: pytes
     assert result.ret == 1
     (secret,) = [r for r in results(report) if r["target"] == "runner_secret"]
     assert secret["verdict"] == "LEAKED"
-    assert "job job-a's environment ($OPENAI_API_KEY)" in secret["detail"]
+    assert f"job {JOB_A}'s environment ($OPENAI_API_KEY)" in secret["detail"]
     result.stdout.fnmatch_lines(["*LEAKED: runner_secret via anywhere*", "*RESULT: FAIL*"])
 
 

@@ -17,7 +17,11 @@ if TYPE_CHECKING:
     from boundary.session import Session
 
 Cell = tuple[str, str]  # (target, channel)
-SECRET_CELL: Cell = ("runner_secret", "anywhere")  # every scenario's: the runner secret reached no job (secret.py)
+SECRET_CELL: Cell = ("runner_secret", "anywhere")
+# The jobs' names. B, the attacker, is named so that its paths are string prefixes of A's in the layouts
+# runners use (`<name>/`, `<name>.data/`): a runner that compares paths as strings (`startsWith(root)`, the
+# class of Claude Code CVE-2025-54794) lets B into A's checkout and data. Every scenario, every runner.
+JOB_A, JOB_B = "job-b.data-a", "job-b"  # every scenario's: the runner secret reached no job (secret.py)
 
 
 @dataclass(frozen=True)

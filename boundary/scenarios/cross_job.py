@@ -29,7 +29,7 @@ from boundary.probes import (
     targets_for,
 )
 from boundary.runners.contract import Job, Runner
-from boundary.scenarios.base import Cell, ProbeResult, Scenario
+from boundary.scenarios.base import JOB_A, JOB_B, Cell, ProbeResult, Scenario
 from boundary.session import Session
 from boundary.verdict import Evidence, Finding, Verdict, judge
 
@@ -51,9 +51,9 @@ class CrossJob(Scenario):
 
     def run(self, runner: Runner, session: Session) -> list[ProbeResult]:
         session.set_up(runner, REPOSITORY_FILES)
-        with session.job(runner, "job-a") as job_a:
+        with session.job(runner, JOB_A) as job_a:
             targets = run_job_a(runner, session, job_a)
-            with session.job(runner, "job-b") as job_b:
+            with session.job(runner, JOB_B) as job_b:
                 return self._run_job_b(runner, session, job_b, targets)
 
     def _run_job_b(self, runner: Runner, session: Session, job: Job, targets: list[Target]) -> list[ProbeResult]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from boundary import canary
 from boundary.model import Script
 from boundary.runners.contract import Job, Runner
-from boundary.scenarios.base import Cell, ProbeResult, Scenario
+from boundary.scenarios.base import JOB_A, JOB_B, Cell, ProbeResult, Scenario
 from boundary.scenarios.cross_job import REPOSITORY_FILES, run_job_a
 from boundary.session import Session
 from boundary.verdict import Verdict
@@ -32,9 +32,9 @@ class CrossJobWrites(Scenario):
 
     def run(self, runner: Runner, session: Session) -> list[ProbeResult]:
         session.set_up(runner, REPOSITORY_FILES)
-        with session.job(runner, "job-a") as job_a:
+        with session.job(runner, JOB_A) as job_a:
             saved = run_job_a(runner, session, job_a)[0]
-            with session.job(runner, "job-b") as job_b:
+            with session.job(runner, JOB_B) as job_b:
                 return self._attack(runner, session, job_a, job_b, saved.path)
 
     def _attack(self, runner: Runner, session: Session, job_a: Job, job_b: Job, saved: Path) -> list[ProbeResult]:

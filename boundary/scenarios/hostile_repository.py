@@ -30,7 +30,7 @@ from boundary.model import Script
 from boundary.model.script import ToolCall
 from boundary.probes import CHANNELS, Probe, Target, channels_for, make_probe
 from boundary.runners.contract import Job, Runner
-from boundary.scenarios.base import Cell, ProbeResult, Scenario
+from boundary.scenarios.base import JOB_A, JOB_B, Cell, ProbeResult, Scenario
 from boundary.scenarios.cross_job import REPOSITORY_FILES, job_output_findings, judge_probes, plan_probes, run_job_a
 from boundary.session import Session
 from boundary.verdict import Finding, Verdict
@@ -52,7 +52,7 @@ class HostileRepository(Scenario):
 
     def run(self, runner: Runner, session: Session) -> list[ProbeResult]:
         repository = session.set_up(runner, REPOSITORY_FILES)
-        with session.job(runner, "job-a") as job_a:
+        with session.job(runner, JOB_A) as job_a:
             saved = run_job_a(runner, session, job_a)[0]
             witness = session.workdir / "witness"
             witness.mkdir(exist_ok=True)
@@ -62,7 +62,7 @@ class HostileRepository(Scenario):
             beacons = {name: Beacon(f"{name}-{canary.new_canary()}", witness, (saved.path,)) for name in names}
             files = runner.agent.hostile_repository(beacons)
             push_commit(repository, files, {LINK: saved.path}, "add project tooling")
-            with session.job(runner, "job-b") as job_b:
+            with session.job(runner, JOB_B) as job_b:
                 return self._run_job_b(runner, session, job_b, saved, beacons)
 
     def _run_job_b(

@@ -55,7 +55,7 @@ from boundary.reach_places import (
     write_client,
 )
 from boundary.runners.contract import Runner
-from boundary.scenarios.base import Cell, ProbeResult, Scenario
+from boundary.scenarios.base import JOB_B, Cell, ProbeResult, Scenario
 from boundary.scenarios.cross_job import REPOSITORY_FILES
 from boundary.session import Session
 from boundary.verdict import UNRECOGNISED, Finding, Verdict, recognise_layer
@@ -96,7 +96,7 @@ class Reach(Scenario):
         session.set_up(runner, REPOSITORY_FILES)
         root, disposable = session.root(), session.host is not None and session.host.disposable
         targets, public, own = [unservable(p, root, disposable) for p in places()], Public(), canary.new_canary()
-        with session.shared_namespace() as pod, session.job(runner, "job-b") as job:
+        with session.shared_namespace() as pod, session.job(runner, JOB_B) as job:
             interpreter = python(root)
             client = write_client(job.checkout, targets, own, session.workdir, session.server.socket_path)
             with served(pod, root, targets, public):
@@ -104,10 +104,10 @@ class Reach(Scenario):
                 _, record = session.run(job, self._script(runner, interpreter, public, targets))
                 after = from_outside(pod, client, interpreter, targets)
         results = {call: runner.agent.full_result(text) for call, text in record.results.items()}
-        report = next(j for j in session.jobs if j.name == f"{self.name}.job-b")
+        report = next(j for j in session.jobs if j.name == f"{self.name}.{JOB_B}")
         report.network = set_aside(report.network, probed_destinations(targets, "\n".join(results.values())))
         absent = {p.name: before[p.name] or after[p.name] for p in targets}
-        judge = Judge(runner, results, own, public.token, session.problems_of("job-b"), absent)
+        judge = Judge(runner, results, own, public.token, session.problems_of(JOB_B), absent)
         cells = self.plan(runner)
         return [self.result(runner, c, judge.cell(c, targets), record.call_duration_s(call_of(c))) for c in cells]
 

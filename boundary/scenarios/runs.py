@@ -6,6 +6,8 @@ Nothing of one unit's state reaches another, so units may run in parallel worker
 
 from __future__ import annotations
 
+import fcntl
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,6 +25,8 @@ from boundary.runners.contract import Runner
 from boundary.scenarios import Scenario
 from boundary.scenarios.base import SECRET_CELL
 from boundary.session import Session
+
+HOST_SEARCH_LOCK = Path(tempfile.gettempdir()) / ".boundary-host-search.lock"  # one host search at a time
 
 
 @dataclass(frozen=True)
@@ -70,11 +74,17 @@ class ScenarioRuns:
         if uncovered:
             record.errors.append(uncovered)
             return record
-        directory = self.workdir / unit.agent / name  # the path shows in jobs' paths: kept short (srt's sockets)
+        # Short: the path shows in jobs' paths, which may hold Unix sockets (srt's: 107 bytes at most).
+        directory = self.workdir / f"u{len(self.done)}"
         directory.mkdir(parents=True)
+        (directory / "UNIT").write_text(unit.key + "\n")  # what a kept work directory holds, for a reader
         self.progress(f"[boundary] scenario {unit.key}: {scenario.title}")
         try:
-            with ModelServer(directory / "model.sock") as server, self._booted(directory) as host:
+            with (
+                self._alone_on_the_host(scenario),
+                ModelServer(directory / "model.sock") as server,
+                self._booted(directory) as host,
+            ):
                 session = Session(name, server, directory, self.job_timeout_s, record.jobs)
                 session.progress, session.host, session.floor = self.progress, host, self.floor
                 session.health = HostHealth(host, (*DEFAULT_UNITS, *self.units))
@@ -90,6 +100,22 @@ class ScenarioRuns:
         except Exception as error:  # recorded: every test of the scenario then fails with it
             record.errors.append(f"scenario {name} could not finish: {type(error).__name__}: {error}")
         return record
+
+    @contextmanager
+    def _alone_on_the_host(self, scenario: Scenario) -> Iterator[None]:
+        """A scenario that searches the whole host runs while no other one does, in this run or another: an
+        unconfined control's sweep copies every canary it finds into its own files, where a concurrent run's
+        sweep would find its own canaries and call them leaked."""
+        if not scenario.searches_the_host:
+            yield
+            return
+        with HOST_SEARCH_LOCK.open("a") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                self.progress(f"[boundary] {scenario.name}: waiting for another run's search of this host to end")
+                fcntl.flock(lock, fcntl.LOCK_EX)
+            yield
 
     @contextmanager
     def _booted(self, directory: Path) -> Iterator[Host]:

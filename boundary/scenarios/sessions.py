@@ -21,7 +21,7 @@ from dataclasses import replace
 from boundary import canary
 from boundary.model import JobRecord, Script
 from boundary.runners.contract import Runner
-from boundary.scenarios.base import Cell, ProbeResult, Scenario
+from boundary.scenarios.base import JOB_A, JOB_B, Cell, ProbeResult, Scenario
 from boundary.scenarios.cross_job import REPOSITORY_FILES
 from boundary.session import Session
 from boundary.verdict import Finding, Verdict
@@ -64,11 +64,11 @@ class Sessions(Scenario):
     def run(self, runner: Runner, session: Session) -> list[ProbeResult]:
         session.set_up(runner, REPOSITORY_FILES)
         own, theirs = canary.new_canary(), canary.new_canary()
-        with session.job(runner, "job-b") as job_b:
+        with session.job(runner, JOB_B) as job_b:
             _, first = session.run(job_b, said("b-own", own, runner))
             # A's runs in between: its session is the account's newest when B continues (A still exists, as a
             # job running beside B would).
-            with session.job(runner, "job-a") as job_a:
+            with session.job(runner, JOB_A) as job_a:
                 _, a_record = session.run(job_a, said("a-own", theirs, runner))
                 again = replace(job_b, argv=continued(runner.agent.name, job_b.argv))
                 _, record = session.run(again, Script(final_text="done"), resumed=True, label=".continued")

@@ -37,7 +37,7 @@ from boundary import canary, shared_defaults
 from boundary.model import JobRecord, Script, ToolCall
 from boundary.pod import _innermost_pid
 from boundary.runners.contract import Job, Runner
-from boundary.scenarios.base import Cell, ProbeResult, Scenario
+from boundary.scenarios.base import JOB_A, JOB_B, Cell, ProbeResult, Scenario
 from boundary.scenarios.cross_job import REPOSITORY_FILES
 from boundary.session import Session
 from boundary.verdict import UNRECOGNISED, Finding, Verdict, recognise_layer
@@ -104,7 +104,7 @@ class Sweep(Scenario):
     def run(self, runner: Runner, session: Session) -> list[ProbeResult]:
         session.set_up(runner, REPOSITORY_FILES)
         started = int(time.time()) - 1
-        with session.shared_namespace(), session.job(runner, "job-a") as job_a, session.job(runner, "job-b") as job_b:
+        with session.shared_namespace(), session.job(runner, JOB_A) as job_a, session.job(runner, JOB_B) as job_b:
             places, own_places = _places(job_a), _places(job_b)
             root = session.root()
             secret_a, secret_b = canary.new_canary(), canary.new_canary()
@@ -119,7 +119,7 @@ class Sweep(Scenario):
                 _clean([*places, *own_places], root)
             found = _found(runner, record, job_b)
             controls = _controls(found, record, own, secret_b, runner.agent.full_result)
-            problems = [*session.problems_of("job-a"), *session.problems_of("job-b")]
+            problems = [*session.problems_of(JOB_A), *session.problems_of(JOB_B)]
             evidence = Evidence(found, controls, own_places, secret_a, a_running, problems)
             return self._judge(runner, places, evidence)
 
@@ -408,7 +408,8 @@ def _sweep_script(
         "for p in /proc/[0-9]*; do for f in environ cmdline maps; do "
         f"tr '\\0' '\\n' < $p/$f 2>/dev/null | grep -a -o -E '{pattern}' | sed \"s|^|$p/$f:|\"; done; "
         f'for f in $p/fd/*; do [ -f "$f" ] && timeout 5 {grep.replace("-H ", "")} "$f" | sed "s|^|$f:|"; done; '
-        f"timeout 20 grep -r -a -o -E '{pattern}' $p/cwd/ 2>/dev/null | sed \"s|^|$p/cwd:|\"; "
+        f"timeout 20 grep -r -a -o -E '{pattern}' --exclude='{SWEEP_OUTPUT}*' $p/cwd/ 2>/dev/null "
+        f'| sed "s|^|$p/cwd:|"; '
     )
     for place in places or []:  # what each process's root shows of A's places
         if place.directory not in (None, NAMED_NONE, ".") and place.path is not None:

@@ -34,7 +34,7 @@ from boundary.configuring import KINDS, Configuring, discover, is_sqlite, snapsh
 from boundary.model import Script
 from boundary.probes import CHANNELS, Target
 from boundary.runners.contract import Job, Runner
-from boundary.scenarios.base import Cell, ProbeResult, Scenario
+from boundary.scenarios.base import JOB_A, JOB_B, Cell, ProbeResult, Scenario
 from boundary.scenarios.cross_job import REPOSITORY_FILES, judge_probes, plan_probes, run_job_a
 from boundary.session import Session
 from boundary.verdict import Finding, Verdict
@@ -60,12 +60,12 @@ class Tamper(Scenario):
 
     def run(self, runner: Runner, session: Session) -> list[ProbeResult]:
         session.set_up(runner, REPOSITORY_FILES)
-        with _created(runner, session, "job-a") as (job_a, configuring_a):
+        with _created(runner, session, JOB_A) as (job_a, configuring_a):
             before = {c.path: state(c.path) for c in configuring_a}
             saved = run_job_a(runner, session, job_a)[0]
             # What the agent changes by itself, as the attack's judge sees a change (not only its bytes).
             volatile = {c.path for c in configuring_a if changed(before[c.path], state(c.path))}
-            with _created(runner, session, "job-b") as (job_b, configuring_b):
+            with _created(runner, session, JOB_B) as (job_b, configuring_b):
                 return self._attack(runner, session, job_b, configuring_b, _as_b(volatile, job_a, job_b), saved)
 
     def _attack(
