@@ -14,6 +14,7 @@ from importlib.metadata import entry_points
 from boundary.scenarios.base import Cell, ProbeResult, Scenario
 from boundary.scenarios.cross_job import CrossJob
 from boundary.scenarios.cross_job_writes import CrossJobWrites
+from boundary.scenarios.escalation import Escalation
 from boundary.scenarios.hostile_repository import HostileRepository
 from boundary.scenarios.reach import Reach
 from boundary.scenarios.sessions import Sessions
@@ -23,7 +24,8 @@ from boundary.scenarios.terminal import Terminal
 
 ENTRY_POINTS = "boundary.scenarios"
 BUILT_IN: dict[str, type[Scenario]] = {
-    s.name: s for s in (CrossJob, CrossJobWrites, Tamper, HostileRepository, Sweep, Terminal, Reach, Sessions)
+    s.name: s
+    for s in (CrossJob, CrossJobWrites, Tamper, HostileRepository, Sweep, Terminal, Reach, Sessions, Escalation)
 }
 
 __all__ = ["BUILT_IN", "Cell", "ProbeResult", "Scenario", "get_scenario", "registry"]
