@@ -58,12 +58,14 @@ class RunnerSecret:
         for index, body in enumerate(bodies):
             self.search(f"request {index + 1} job {job_key} sent the model", body)
 
-    def finding(self, jobs_ran: int) -> Finding:
+    def finding(self, jobs_ran: int, problems: list[str] | None = None) -> Finding:
         if self.found:
             shown = "; ".join(dict.fromkeys(self.found))
             return Finding(Verdict.LEAKED, "none", f"the runner secret reached a job: {shown}")
         if not jobs_ran:
             return Finding(Verdict.INCONCLUSIVE, "", "no job ran: nothing shows the runner secret stayed out of reach")
+        if problems:  # a job that did not run its script did not try all it would have
+            return Finding(Verdict.INCONCLUSIVE, "", "; ".join(problems))
         return Finding(Verdict.DENIED, "n/a", f"not in any of {self.searched} environments, requests or job files")
 
 

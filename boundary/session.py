@@ -128,8 +128,8 @@ class Session:
         enders = record.ended_on  # calls whose job ended on them, unanswered, run alone: the agent's last words
         for attempt in range(1, MAX_RERUNS + 1):
             left = [c for step in script.steps for c in step if c.id not in record.results and c.id not in enders]
-            if record.finished or not left:
-                break
+            if record.finished or not left or outcome.exit_code != 0:
+                break  # a job that crashed or timed out did not end on a refusal: its problem stands
             notes.append(f"job {job.name} ended with {len(left)} calls unanswered: {last_words(outcome)}")
             rest = Script(steps=[[call] for call in left], final_text=script.final_text)
             outcome, again = self.run(job, rest, resumed=True, label=f".rerun{attempt}")

