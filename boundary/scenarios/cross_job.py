@@ -198,10 +198,10 @@ def context_finding(record: JobRecord, targets: list[Target], script: Script, pr
     seen = [token for token in tokens if any(token.encode() in body for body in record.bodies)]
     if seen:
         return Finding(Verdict.LEAKED, "none", f"job A's canaries in what job B sent the model: {', '.join(seen)}")
-    if not record.bodies:
-        return Finding(Verdict.INCONCLUSIVE, "", "job B sent the model nothing: its context was never seen")
     if problems:
         return Finding(Verdict.INCONCLUSIVE, "", "; ".join(problems))
+    if not record.bodies:
+        return Finding(Verdict.INCONCLUSIVE, "", "job B sent the model nothing: its context was never seen")
     return Finding(Verdict.DENIED, "n/a", f"none of {len(tokens)} canaries in {len(record.bodies)} requests")
 
 

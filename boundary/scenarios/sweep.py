@@ -408,8 +408,11 @@ def _sweep_script(
         "for p in /proc/[0-9]*; do for f in environ cmdline maps; do "
         f"tr '\\0' '\\n' < $p/$f 2>/dev/null | grep -a -o -E '{pattern}' | sed \"s|^|$p/$f:|\"; done; "
         f'for f in $p/fd/*; do [ -f "$f" ] && timeout 5 {grep.replace("-H ", "")} "$f" | sed "s|^|$f:|"; done; '
-        f"timeout 20 grep -r -a -o -E '{pattern}' --exclude='{SWEEP_OUTPUT}*' $p/cwd/ 2>/dev/null "
-        f'| sed "s|^|$p/cwd:|"; '
+        # Each working directory once, and never `/` (an init's): unconfined, a search of the whole file system per
+        # process outlived the sweep's time and cut it off.
+        'c=$(readlink "$p/cwd" 2>/dev/null); case " $seen " in *" $c "*) ;; *) seen="$seen $c"; '
+        f"[ -n \"$c\" ] && [ \"$c\" != / ] && timeout 20 grep -r -a -o -E '{pattern}' --exclude='{SWEEP_OUTPUT}*' "
+        f'$p/cwd/ 2>/dev/null | sed "s|^|$p/cwd:|";; esac; '
     )
     for place in places or []:  # what each process's root shows of A's places
         if place.directory not in (None, NAMED_NONE, ".") and place.path is not None:
