@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from boundary import canary
+from boundary.text import excerpt
 
 REPORT_PREFIX = "boundary-beacon-"
 NOT_SEARCHED = frozenset({"node_modules"})  # packages a runner or agent installs: no beacon writes its report there
@@ -129,16 +130,11 @@ def control_problem(beacon: Beacon, answer: str | None, roots: Iterable[Path], w
     """None if the control beacon was seen to run (its report found, or its witness); else why it proves nothing."""
     if beacon.ran_unconfined() or beacon.find_report(roots) is not None:
         return None
-    said = "no answer reached the model server" if answer is None else f"its shell said: {_excerpt(answer)}"
+    said = "no answer reached the model server" if answer is None else f"its shell said: {excerpt(answer)}"
     return (
         f"the control beacon job B's own shell ran {when} left no report where the harness looks ({said}): "
         "a beacon that never ran proves nothing without one that ran and was seen"
     )
-
-
-def _excerpt(text: str, limit: int = 160) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _strs(paths: tuple[Path, ...]) -> list[str]:

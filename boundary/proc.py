@@ -10,9 +10,12 @@ import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 GRACE_S = 3.0  # between SIGTERM and SIGKILL, and for the pipes to close after
 TAIL_CHARS = 600
@@ -60,6 +63,19 @@ def run(
         _end(process)
         raise
     return subprocess.CompletedProcess(list(argv), process.returncode, out, err)
+
+
+def wait_until(condition: Callable[[], T | None], timeout_s: float, interval_s: float = 0.05) -> T | None:
+    """Call `condition` until it returns something other than None (returned) or `timeout_s` passes (None).
+
+    It is asked once more at the deadline, so a slow last interval cannot turn a success into a timeout.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        outcome = condition()
+        if outcome is not None or time.monotonic() >= deadline:
+            return outcome
+        time.sleep(min(interval_s, max(0.0, deadline - time.monotonic())))
 
 
 def stop_group(process: subprocess.Popen[Any], grace_s: float = GRACE_S) -> None:

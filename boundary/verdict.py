@@ -5,6 +5,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from boundary.text import excerpt
+
 
 class Verdict(enum.StrEnum):
     """What one probe proved; every verdict but DENIED fails the run.
@@ -68,9 +70,9 @@ def judge(evidence: Evidence, denials: dict[str, tuple[str, ...]]) -> Finding:
     assert evidence.result is not None
     layer = recognise_layer(evidence.result, denials)
     if layer == UNRECOGNISED:  # an unknown answer (a crash, a typo'd path) proves no boundary held
-        detail = f"the call was refused, but no layer's denial text explains it: {_excerpt(evidence.result)}"
+        detail = f"the call was refused, but no layer's denial text explains it: {excerpt(evidence.result)}"
         return Finding(Verdict.INCONCLUSIVE, "", detail)
-    return Finding(Verdict.DENIED, layer, _excerpt(evidence.result))
+    return Finding(Verdict.DENIED, layer, excerpt(evidence.result))
 
 
 def _inconclusive(evidence: Evidence) -> str | None:
@@ -86,7 +88,7 @@ def _inconclusive(evidence: Evidence) -> str | None:
         return evidence.control
     refusal = next((t for t in evidence.non_boundary_refusals if t in evidence.result), None)
     if refusal:
-        return f"the agent refused for a reason that is not a boundary ({refusal!r}): {_excerpt(evidence.result)}"
+        return f"the agent refused for a reason that is not a boundary ({refusal!r}): {excerpt(evidence.result)}"
     return None
 
 
@@ -104,9 +106,4 @@ def recognise_layer(result: str, denials: dict[str, tuple[str, ...]]) -> str:
 def _note(result: str) -> str:
     start = result.index(HARNESS_NOTE) + len(HARNESS_NOTE)
     end = result.find("]", start)
-    return _excerpt(result[start : end if end >= 0 else None], 240)
-
-
-def _excerpt(text: str, limit: int = 160) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return excerpt(result[start : end if end >= 0 else None], 240)

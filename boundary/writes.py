@@ -31,6 +31,7 @@ from boundary import canary
 from boundary.beacon import Beacon
 from boundary.model.script import Script, ToolCall
 from boundary.runners.contract import Runner
+from boundary.text import excerpt
 from boundary.verdict import Evidence, Finding, Verdict, judge
 
 CHANNELS = ("edit", "write", "shell_write", "shell_write_computed")
@@ -292,7 +293,7 @@ class WriteAttack:
                 if part is None:
                     self.unanswered[(index, channel)] = (
                         f"{channel} on {self.targets[index].path}: the command ran, but this target's end marker "
-                        f"never came back (cut short, or still running when its result was sent): {_excerpt(text)}"
+                        f"never came back (cut short, or still running when its result was sent): {excerpt(text)}"
                     )
                     continue
                 self.results[(index, channel)] = part
@@ -310,7 +311,7 @@ class WriteAttack:
                 continue
             for channel in CHANNELS:
                 if channel not in target.effects:
-                    answer = _excerpt(self.results.get((index, channel), "no answer reached the model server"))
+                    answer = excerpt(self.results.get((index, channel), "no answer reached the model server"))
                     problems[channel] = f"control failed: {channel} could not change the job's own file ({answer})"
         return problems
 
@@ -341,14 +342,14 @@ class WriteAttack:
             read = self.reads.get(index)
             found = judge(Evidence([], read, None, None, [], refusals), denials)
             if found.passed:
-                detail = f"{target.path}: not read first, as {found.layer} refused: {_excerpt(read or '')}"
+                detail = f"{target.path}: not read first, as {found.layer} refused: {excerpt(read or '')}"
                 return Finding(Verdict.DENIED, found.layer, detail)
             return Finding(Verdict.INCONCLUSIVE, "", f"{target.path}: refused as not read first ({found.detail})")
         if (index, channel) in self.ran and answer.startswith("rc=0"):
             return self._written_elsewhere(index, channel)
         found = judge(Evidence([], answer, None, None, [], refusals), denials)
         if found.passed:
-            return Finding(Verdict.DENIED, found.layer, f"{target.path}: {_excerpt(answer)}")
+            return Finding(Verdict.DENIED, found.layer, f"{target.path}: {excerpt(answer)}")
         return Finding(Verdict.INCONCLUSIVE, "", f"{target.path} unchanged; {found.detail}")
 
     def _written_elsewhere(self, index: int, channel: str) -> Finding:
@@ -561,8 +562,3 @@ def _describe(before: bytes | None, after: bytes | None) -> str:
     if len(before) == len(after):
         return f"its {len(after)} bytes changed"
     return f"{len(before)} → {len(after)} bytes"
-
-
-def _excerpt(text: str, limit: int = 160) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -102,3 +102,9 @@ def test_git_that_hangs_is_a_timeout_not_a_hang(monkeypatch: pytest.MonkeyPatch,
     with pytest.raises(proc.ProcTimeout):
         layout.git("status", cwd=tmp_path)
     assert seen["timeout"] == layout.GIT_TIMEOUT_S
+
+
+def test_wait_until_returns_the_first_answer_and_none_at_the_deadline() -> None:
+    answers = iter([None, None, "ready"])
+    assert proc.wait_until(lambda: next(answers), timeout_s=5, interval_s=0) == "ready"
+    assert proc.wait_until(lambda: None, timeout_s=0.05, interval_s=0.01) is None
