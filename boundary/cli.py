@@ -13,7 +13,7 @@ from boundary import doctor, render, tools
 from boundary.host import HOST_MODES
 from boundary.host.base import HostError
 from boundary.host.image import ensure_image
-from boundary.host.namespace import resolved_root
+from boundary.host.resolved import resolved_root
 from boundary.runners.check import check_runner
 from boundary.runners.protocol import ProtocolError
 from boundary.suite import pytest_args

@@ -10,10 +10,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import signal
-import subprocess
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,9 +18,11 @@ from boundary import node as nodejs
 from boundary import proc, tools
 from boundary.host import make_host
 from boundary.host.base import HostError
+from boundary.host.properties import LEGACY_TIOCSTI, tiocsti_meaning
+from boundary.namespace_diagnosis import diagnose, read_sysctl
 from boundary.sandboxes import SANDBOXES
+from boundary.text import excerpt
 
-SYSCTL_ROOT = Path("/proc/sys")  # tests point this at fake files
 TIMEOUT_S = 10.0
 
 # command -> (Debian package, what needs it)
@@ -48,16 +47,6 @@ BWRAP_TRY = [
     "--unshare-net", "--unshare-pid", "--die-with-parent", "--", "/bin/true",
 ]  # fmt: skip
 
-APPARMOR_FIX = (
-    "install the bwrap-userns-restrict AppArmor profile (apt-get install apparmor-profiles; "
-    "ln -s /usr/share/apparmor/extra-profiles/bwrap-userns-restrict /etc/apparmor.d/ && systemctl reload apparmor), "
-    "or sysctl -w kernel.apparmor_restrict_unprivileged_userns=0"
-)
-CONTAINER_FIX = (
-    "run the container with --security-opt seccomp=unconfined (and apparmor=unconfined; "
-    "as root also --cap-add SYS_ADMIN)"
-)
-
 
 @dataclass(frozen=True)
 class Check:
@@ -65,6 +54,7 @@ class Check:
     ok: bool
     detail: str  # what was seen
     fix: str = ""  # exact fix when not ok (one line, a command where possible)
+    info: bool = False  # a property of this machine, reported and never a problem (ok is True)
 
 
 @dataclass(frozen=True)
@@ -74,81 +64,19 @@ class Ran:
     stderr: str
 
 
-def run(argv: list[str], timeout: float | None = None) -> Ran:
-    """Run argv (found on the current PATH); kill its whole process group on timeout."""
+def run(argv: list[str], what: str, timeout: float | None = None) -> Ran:
+    """Run argv (found on the current PATH) through proc.run: a missing command or a hang is a result here."""
     try:
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        done = proc.run(argv, timeout=timeout or TIMEOUT_S, what=what)
     except OSError as error:
         return Ran(None, "", f"{argv[0]}: {error.strerror}")
-    try:
-        out, err = proc.communicate(timeout=timeout or TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        return Ran(None, "", f"timed out after {timeout or TIMEOUT_S:g} s")
-    return Ran(proc.returncode, out, err)
-
-
-def read_sysctl(name: str, root: Path | None = None) -> str | None:
-    """`kernel.x` read from ROOT/kernel/x; None when this kernel has no such knob."""
-    try:
-        return ((root or SYSCTL_ROOT) / name.replace(".", "/")).read_text().strip()
-    except OSError:
-        return None
-
-
-# Diagnosis rules, most definite first: a userns knob at 0 explains any refusal,
-# whatever the message; AppArmor only explains the refusals it causes.
-Rule = Callable[[str], tuple[str, str] | None]
-
-
-def _userns_clone_off(stderr: str) -> tuple[str, str] | None:
-    if read_sysctl("kernel.unprivileged_userns_clone") != "0":
-        return None
-    cause = "unprivileged user namespaces are off (kernel.unprivileged_userns_clone=0)"
-    return cause, "sysctl -w kernel.unprivileged_userns_clone=1"
-
-
-def _max_userns_zero(stderr: str) -> tuple[str, str] | None:
-    if read_sysctl("user.max_user_namespaces") != "0":
-        return None
-    return "no user namespaces allowed (user.max_user_namespaces=0)", "sysctl -w user.max_user_namespaces=15000"
-
-
-def _apparmor(stderr: str) -> tuple[str, str] | None:
-    refused = "Failed RTM_NEWADDR" in stderr or "Operation not permitted" in stderr
-    if not refused or read_sysctl("kernel.apparmor_restrict_unprivileged_userns") != "1":
-        return None
-    cause = "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1)"
-    return cause, APPARMOR_FIX
-
-
-def _uid_map(stderr: str) -> tuple[str, str] | None:
-    if "uid map" not in stderr and "uid_map" not in stderr:
-        return None
-    return "the user namespace's uid map was refused (AppArmor or a userns sysctl)", APPARMOR_FIX
-
-
-def _container(stderr: str) -> tuple[str, str] | None:
-    if "Operation not permitted" not in stderr:
-        return None
-    return "namespaces refused with no sysctl to blame: likely a container's seccomp profile", CONTAINER_FIX
-
-
-RULES: tuple[Rule, ...] = (_userns_clone_off, _max_userns_zero, _apparmor, _uid_map, _container)
-
-
-def diagnose(argv: list[str], stderr: str) -> tuple[str, str]:
-    """(cause, fix) for a namespace command that failed with this stderr."""
-    for rule in RULES:
-        found = rule(stderr)
-        if found:
-            return found
-    return "unknown failure", f"run the command shown by hand: {shlex.join(argv)}"
+    except proc.ProcTimeout as error:  # the check's fix already names the command to run by hand
+        return Ran(None, error.tail, f"timed out after {error.timeout_s:g} s, so its process group was killed")
+    return Ran(done.returncode, done.stdout, done.stderr)
 
 
 def _try_namespaces(name: str, argv: list[str]) -> Check:
-    ran = run(argv)
+    ran = run(argv, f"the {name} check")
     if ran.code == 0:
         return Check(name, True, f"`{shlex.join(argv)}` ran")
     if ran.code is None and shutil.which(argv[0]) is None:
@@ -164,7 +92,7 @@ BWRAP_SANDBOXES = ("srt", "claude", "codex")
 
 
 def first_line(text: str) -> str:
-    return next((line.strip() for line in text.splitlines() if line.strip()), "no output")
+    return excerpt(next((line for line in text.splitlines() if line.strip()), "no output"))
 
 
 def check_commands(sandbox: str = "srt") -> Check:
@@ -284,15 +212,29 @@ def check_host(mode: str) -> Check:
     return Check(f"{mode} host", True, f"booted in {host.boot_s:.2f} s" if host.disposable else "system bus present")
 
 
+def check_tiocsti() -> Check:
+    """Reported, never failed: whether a process that shares a job's terminal can type into it (TIOCSTI).
+
+    A kernel setting, not a namespaced one: the namespace and container hosts see this machine's value.
+    """
+    value = read_sysctl(LEGACY_TIOCSTI)
+    return Check(
+        LEGACY_TIOCSTI, True, f"{value if value is not None else 'absent'} — {tiocsti_meaning(value)}", info=True
+    )
+
+
 def run_checks(sandbox: str = "srt", host: str | None = "namespace") -> list[Check]:
-    """Every check, in order; the host is tried last, and only when everything it needs is there (None: skip)."""
+    """Every check, in order; the host is tried last of those that can fail, and only when everything it needs is
+    there (None: skip); then what is reported only."""
     if sandbox not in SANDBOXES:
         raise ValueError(f"unknown sandbox {sandbox!r}; expected one of: {', '.join(SANDBOXES)}")
     checks = [check_commands(sandbox), check_tools(), check_node()]
     if sandbox in BWRAP_SANDBOXES:
         checks.append(check_bwrap())
     checks.append(check_unshare())
-    return checks if host is None or not all(check.ok for check in checks) else [*checks, check_host(host)]
+    if host is not None and all(check.ok for check in checks):
+        checks.append(check_host(host))
+    return [*checks, check_tiocsti()]
 
 
 def format_checks(checks: list[Check]) -> list[str]:
@@ -300,6 +242,8 @@ def format_checks(checks: list[Check]) -> list[str]:
 
 
 def _format(check: Check) -> str:
+    if check.info:
+        return f"info {check.name}: {check.detail}"
     if check.ok:
         return f"ok   {check.name}: {check.detail}"
     return f"FAIL {check.name}: {check.detail}" + (f" — fix: {check.fix}" if check.fix else "")

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import platform
-import subprocess
 
-from boundary import tools
+from boundary import proc, tools
 from boundary.runners.contract import Runner
+from boundary.text import excerpt
+
+VERSION_TIMEOUT_S = 10.0
 
 
 def _command_version(*argv: str) -> str:
+    """The first line `argv` prints, or why there is none: a report's versions never stop a run."""
     try:
-        result = subprocess.run(argv, capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return f"unavailable ({error})"
-    return (result.stdout or result.stderr).strip().splitlines()[0] if result.returncode == 0 else "unavailable"
+        done = proc.run(argv, timeout=VERSION_TIMEOUT_S, what=f"`{' '.join(argv)}` to print a version")
+    except (OSError, proc.ProcTimeout) as error:
+        return f"unavailable ({excerpt(str(error))})"
+    said = (done.stdout or done.stderr).strip().splitlines()
+    return excerpt(said[0]) if done.returncode == 0 and said else "unavailable"
 
 
 def collect_versions(runner: Runner) -> dict[str, str]:

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from boundary import doctor
+from boundary import doctor, namespace_diagnosis
 from boundary.doctor import Check, first_problem, format_checks, run_checks
+from boundary.host.properties import LEGACY_TIOCSTI
 
 SysctlSetter = Callable[..., None]
 FakeCommand = Callable[[str, str], None]
@@ -21,7 +22,7 @@ FakeCommand = Callable[[str, str], None]
 def sysctls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SysctlSetter:
     """A fake /proc/sys with unremarkable values; `sysctls(**{"kernel.x": "1"})` changes one."""
     root = tmp_path / "proc-sys"
-    monkeypatch.setattr(doctor, "SYSCTL_ROOT", root)
+    monkeypatch.setattr(namespace_diagnosis, "SYSCTL_ROOT", root)
 
     def set_values(**values: str) -> None:
         for name, value in values.items():
@@ -229,6 +230,41 @@ def test_unknown_sandbox_is_refused() -> None:
         run_checks("nope")
 
 
+# --- reported, never failed: dev.tty.legacy_tiocsti (a job's terminal typed into) ------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("1", "1 — TIOCSTI is allowed: any process that shares a job's terminal can push keystrokes into it"),
+        ("0", "0 — TIOCSTI is refused without CAP_SYS_ADMIN"),
+        (None, "absent — no such sysctl: the kernel is older than 6.2, where TIOCSTI is always allowed"),
+    ],
+)
+def test_tiocsti_is_reported_with_what_it_means_and_never_fails(
+    sysctls: SysctlSetter, value: str | None, said: str
+) -> None:
+    if value is not None:
+        sysctls(**{LEGACY_TIOCSTI: value})
+    check = doctor.check_tiocsti()
+    assert check.ok and check.info and check.name == LEGACY_TIOCSTI
+    assert check.detail.startswith(said), check.detail
+    assert first_problem([check]) is None
+    assert format_checks([check])[0].startswith(f"info {LEGACY_TIOCSTI}: ")
+
+
+def test_tiocsti_at_one_names_the_new_session_and_the_sysctl_that_refuses_it(sysctls: SysctlSetter) -> None:
+    sysctls(**{LEGACY_TIOCSTI: "1"})
+    detail = doctor.check_tiocsti().detail
+    assert "new session" in detail and "sysctl -w dev.tty.legacy_tiocsti=0" in detail
+
+
+def test_tiocsti_is_reported_even_when_a_check_fails(fake: FakeCommand, sysctls: SysctlSetter) -> None:
+    fake("bwrap", failing("bwrap: Creating new namespace failed: Operation not permitted"))
+    checks = run_checks("srt")
+    assert checks[-1].name == LEGACY_TIOCSTI and "namespace host" not in [check.name for check in checks]
+
+
 # --- the whole preflight -----------------------------------------------------------------------------------
 
 
@@ -237,7 +273,7 @@ def test_this_host_passes() -> None:
     checks = run_checks("srt")
     names = [check.name for check in checks]
     expected = ["commands on PATH", "pinned npm tools", "node engines", "bwrap namespaces", "job namespaces"]
-    assert names == [*expected, "namespace host"]
+    assert names == [*expected, "namespace host", LEGACY_TIOCSTI]
     assert all(check.ok for check in checks), "\n".join(format_checks(checks))
     assert first_problem(checks) is None
 
@@ -256,7 +292,7 @@ def test_first_problem_is_one_line_with_the_fix(fake: FakeCommand, sysctls: Sysc
     line = first_problem(run_checks("srt"))
     assert line is not None and "\n" not in line
     assert line.startswith("cannot run here: bwrap namespaces: AppArmor restricts unprivileged user namespaces")
-    assert f" — fix: {doctor.APPARMOR_FIX}" in line
+    assert f" — fix: {namespace_diagnosis.APPARMOR_FIX}" in line
 
 
 def test_format_checks() -> None:
@@ -264,11 +300,13 @@ def test_format_checks() -> None:
         Check("node version", True, "v20.20.2"),
         Check("commands on PATH", False, "missing socat", "apt-get install socat"),
         Check("odd", False, "no fix known"),
+        Check("dev.tty.legacy_tiocsti", True, "1 — TIOCSTI is allowed", info=True),
     ]
     assert format_checks(checks) == [
         "ok   node version: v20.20.2",
         "FAIL commands on PATH: missing socat — fix: apt-get install socat",
         "FAIL odd: no fix known",
+        "info dev.tty.legacy_tiocsti: 1 — TIOCSTI is allowed",
     ]
 
 

@@ -71,6 +71,9 @@ def host_command(
 
 
 class Host(Protocol):
+    """A host of one kind; each kind's module has a `new_host(session_dir, progress)` factory that makes one
+    unstarted, named with its capabilities in the `--host` registry (boundary/host/__init__.py)."""
+
     name: str  # how reports and `--host` name this kind of host
     boot_s: float
     disposable: bool  # destructive controls (a runner's host-changing hooks) may run here

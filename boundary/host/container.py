@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from boundary import proc
-from boundary.host.base import CANARY_NAME, RESTART_SETTLE_S, HostError, host_command
+from boundary.host.base import CANARY_NAME, RESTART_SETTLE_S, Host, HostError, host_command
 from boundary.host.image import ensure_image
 from boundary.host.mounts import shared_paths
 
@@ -50,6 +50,11 @@ def docker_problem() -> str:
         said = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"
         return f"no Docker engine answers ({said}). Fix: {DOCKER_FIX}"
     return ""
+
+
+def new_host(session_dir: Path, progress: Callable[[str], None]) -> Host:
+    """This kind's factory in the `--host` registry (boundary/host/__init__.py)."""
+    return ContainerHost(session_dir / "host", session_dir, progress)
 
 
 class ContainerHost:
@@ -104,12 +109,14 @@ class ContainerHost:
 
     def _wait_ready(self) -> None:
         """systemd has finished booting with nothing failed, and the canary resolves."""
-        deadline = time.monotonic() + BOOT_TIMEOUT_S
-        # Empty until systemd listens on its private socket, "offline" until it is PID 1's program at all.
-        state = self._system_state()
-        while state in ("", "offline") and time.monotonic() < deadline:
-            time.sleep(0.02)
-            state = self._system_state()
+        seen: list[str] = []
+
+        def settled() -> str | None:
+            # Empty until systemd listens on its private socket, "offline" until it is PID 1's program at all.
+            seen.append(self._system_state())
+            return None if seen[-1] in ("", "offline") else seen[-1]
+
+        state = proc.wait_until(settled, BOOT_TIMEOUT_S, interval_s=0.02) or seen[-1]
         if state != "running":
             failed = self.run(["systemctl", "--failed", "--no-legend", "--plain"]).stdout.strip()
             raise HostError(

@@ -1,7 +1,7 @@
 """Host health around the jobs: a baseline, a watchdog while jobs run, a full check after each.
 
-Each check compares with the baseline and remembers when it first failed, so
-the report can tell a chain in order (sockets chmod'ed → bus refused for
+Each check (one record in boundary/host/checks.py) compares with the baseline and remembers when it
+first failed, so the report can tell a chain in order (sockets chmod'ed → bus refused for
 others → resolver gone after its restart → DNS dead).
 """
 
@@ -13,32 +13,29 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import boundary
+from boundary.host import HOST_KINDS
 from boundary.host.base import Host, HostError
+from boundary.host.checks import HOST_CHECKS, Context, HostCheck, Sample, no_result_text
 from boundary.host.inside import INSIDE_MARK
-from boundary.host.processes import listener_diff, process_diff
-from boundary.host.run_sockets import socket_diff
-from boundary.host.services import DEFAULT_UNITS, service_problems
+from boundary.host.properties import HOST_PROPERTIES
+from boundary.host.services import DEFAULT_UNITS
 
 WATCH_INTERVAL_S = 0.5
 PROBER_EXIT_S = 10.0
-CHECKS = (
-    "system_bus_root",
-    "system_bus_nobody",
-    "dns",
-    "resolver",
-    "services",
-    "run_sockets",
-    "processes",
-    "listeners",
+BY_NAME: dict[str, HostCheck] = {check.name: check for check in HOST_CHECKS}
+CHECKS = tuple(BY_NAME)  # every check's name, in the order reports list them
+# The disposable kinds that run systemd: where a check that needs it can run (the live host is this machine).
+WITH_SYSTEMD = " or ".join(
+    f"--host {kind.name}" for kind in HOST_KINDS.values() if kind.runs_systemd and kind.disposable
 )
-NO_SYSTEMD = "no systemd runs in this host, so no service state to read; --host container runs systemd"
+NO_SYSTEMD = f"no systemd runs in this host, so no service state to read; {WITH_SYSTEMD} runs systemd"
 
 
 @dataclass
@@ -144,8 +141,8 @@ class HostHealth:
 
 
 def judge(
-    baseline: dict[str, Any],
-    sample: dict[str, Any],
+    baseline: Sample,
+    sample: Sample,
     restarted_by_us: frozenset[str] = frozenset(),
     *,
     full: bool = True,
@@ -157,157 +154,51 @@ def judge(
     A check whose result the sample lacks fails: a probe that said nothing proves nothing held.
     A cheap (watchdog) sample has no /run, process or port results; a full one must.
     """
-    checks = [check for check in CHECKS if full or check not in FULL_ONLY]
-    problems = {check: _no_result(check, sample, when) for check in checks}
-    for check in checks:
-        if problems[check]:
-            continue
-        if check == "services":
-            problems[check] = _services(baseline, sample, restarted_by_us, units, when)
-        else:
-            problems[check] = JUDGES[check](baseline, sample)
-    return {check: detail for check, detail in problems.items() if detail}
+    context = Context(restarted_by_us, units, when)
+    found = {
+        check.name: _no_result(check, sample, when) or check.judge(baseline, sample, context)
+        for check in HOST_CHECKS
+        if full or not check.full_only
+    }
+    return {check: detail for check, detail in found.items() if detail}
 
 
-def _services(
-    baseline: dict[str, Any], sample: dict[str, Any], restarted_by_us: frozenset[str], units: tuple[str, ...], when: str
-) -> str:
-    """Every watched unit, and every unit of the baseline, needs a state in the sample to be judged held."""
-    before, now = baseline.get("services"), sample["services"]
-    if now is None:  # no systemd: not applicable, unless it answered at baseline
-        return "" if before is None else _no_result_text("services", when)
-    absent = [unit for unit in dict.fromkeys([*units, *(before or {})]) if not isinstance(now.get(unit), dict)]
-    if absent:
-        return "; ".join(_no_result_text(unit, when) for unit in absent)
-    return service_problems(before, now, restarted_by_us)
-
-
-def _no_result(check: str, sample: dict[str, Any], when: str) -> str:
+def _no_result(check: HostCheck, sample: Sample, when: str) -> str:
     """What the sample lacks for this check ('' when every result it needs is there, well-formed)."""
-    absent = [key for key in PROBES[check] if not SHAPES[key](sample.get(key, _ABSENT))]
-    return "; ".join(_no_result_text(key, when) for key in absent)
-
-
-def _no_result_text(name: str, when: str) -> str:
-    return f"the sample{f' ({when})' if when else ''} has no result for {name}"
-
-
-def _is_probe(result: Any) -> bool:
-    """A probe's result: ok with a value, or not ok with an error."""
-    if not isinstance(result, dict):
-        return False
-    return (result.get("ok") is True and "value" in result) or (result.get("ok") is False and "error" in result)
+    absent = [probe.key for probe in check.probes if not probe.shape(sample.get(probe.key, _ABSENT))]
+    return "; ".join(no_result_text(key, when) for key in absent)
 
 
 _ABSENT = object()
-# check -> the sample's results it reads; each result's expected shape.
-PROBES: dict[str, tuple[str, ...]] = {
-    "system_bus_root": ("bus_root",),
-    "system_bus_nobody": ("bus_nobody",),
-    "dns": ("dns_system", "dns_nobody", "dns_stub"),
-    "resolver": ("resolver",),
-    "services": ("services",),
-    "run_sockets": ("sockets",),
-    "processes": ("processes",),
-    "listeners": ("listeners",),
-}
-SHAPES: dict[str, Callable[[Any], bool]] = {
-    "bus_root": _is_probe,
-    "bus_nobody": _is_probe,
-    "dns_system": _is_probe,
-    "dns_nobody": _is_probe,
-    "dns_stub": _is_probe,
-    "resolver": lambda value: isinstance(value, bool),
-    "services": lambda value: value is None or isinstance(value, dict),  # None: no systemd in this host
-    "sockets": lambda value: isinstance(value, dict),
-    "processes": lambda value: isinstance(value, list),
-    "listeners": lambda value: isinstance(value, list),
-}
-FULL_ONLY = frozenset({"run_sockets", "processes", "listeners"})
 
 
-def not_applicable(baseline: dict[str, Any] | None) -> dict[str, str]:
+def not_applicable(baseline: Sample | None) -> dict[str, str]:
     """check -> why this host cannot run it (said in the report, never counted as held)."""
-    return {"services": NO_SYSTEMD} if baseline is not None and baseline.get("services") is None else {}
+    no_systemd = baseline is not None and baseline.get("services") is None  # the services probe's "no systemd"
+    return {check.name: NO_SYSTEMD for check in HOST_CHECKS if check.needs_systemd and no_systemd}
 
 
-def _probe(name: str) -> Callable[[dict[str, Any], dict[str, Any]], str]:
-    def judge_probe(baseline: dict[str, Any], sample: dict[str, Any]) -> str:
-        result = sample[name]
-        return "" if result["ok"] else f"{name}: {result['error']}"
-
-    return judge_probe
-
-
-def _dns(baseline: dict[str, Any], sample: dict[str, Any]) -> str:
-    probes = ("dns_system", "dns_nobody", "dns_stub")
-    return "; ".join(f"{name}: {sample[name]['error']}" for name in probes if not sample[name]["ok"])
-
-
-def _resolver(baseline: dict[str, Any], sample: dict[str, Any]) -> str:
-    return "" if sample["resolver"] else "systemd-resolved is not running"
-
-
-JUDGES: dict[str, Callable[[dict[str, Any], dict[str, Any]], str]] = {
-    "system_bus_root": _probe("bus_root"),
-    "system_bus_nobody": _probe("bus_nobody"),
-    "dns": _dns,
-    "resolver": _resolver,
-    "run_sockets": lambda baseline, sample: socket_diff(baseline.get("sockets", {}), sample["sockets"]),
-    "processes": lambda baseline, sample: process_diff(baseline.get("processes", []), sample["processes"]),
-    "listeners": lambda baseline, sample: listener_diff(baseline.get("listeners", []), sample["listeners"]),
-}
-
-
-def _bus_line(probe: dict[str, Any]) -> str:
-    return f"{len(probe['value'])} names" if probe["ok"] else "refused"
-
-
-def _dns_line(sample: dict[str, Any]) -> str:
-    probes = {"system": "dns_system", "nobody": "dns_nobody", "stub": "dns_stub"}
-    return ", ".join(
-        f"{label} {' '.join(sample[key]['value']) if sample[key]['ok'] else 'failed'}" for label, key in probes.items()
-    )
-
-
-def _services_line(sample: dict[str, Any]) -> str:
-    units = sample.get("services") or {}
-    return ", ".join(
-        f"{unit} {state.get('ActiveState', '?')} ({state.get('NRestarts', '?')} restarts)"
-        for unit, state in units.items()
-    )
-
-
-def _count(key: str) -> Callable[[dict[str, Any]], str]:
-    return lambda sample: f"{len(sample[key])} {key}" if key in sample else "not sampled"
-
-
-SUMMARIES: dict[str, Callable[[dict[str, Any]], str]] = {
-    "system_bus_root": lambda sample: _bus_line(sample["bus_root"]),
-    "system_bus_nobody": lambda sample: _bus_line(sample["bus_nobody"]),
-    "dns": _dns_line,
-    "resolver": lambda sample: "running" if sample["resolver"] else "not running",
-    "services": _services_line,
-    "run_sockets": _count("sockets"),
-    "processes": _count("processes"),
-    "listeners": _count("listeners"),
-}
-
-
-def summarize(check: str, sample: dict[str, Any] | None) -> str:
+def summarize(check: str, sample: Sample | None) -> str:
     """One short line of what a check saw in a sample: the report's before → after."""
     if sample is None:
         return "not sampled"
-    return "no result" if _no_result(check, sample, "") else SUMMARIES[check](sample)
+    record = BY_NAME[check]
+    return "no result" if _no_result(record, sample, "") else record.summary(sample)
 
 
 def checks_for(mode: str) -> tuple[str, ...]:
-    """The checks a kind of host can run: a namespace host has no systemd, so no services."""
-    return tuple(check for check in CHECKS if not (mode == "namespace" and check == "services"))
+    """The checks a kind of host must answer, by what it can do: one that runs no systemd has no `services`.
+
+    A kind this harness does not know is asked for every check: absent evidence is no pass.
+    """
+    kind = HOST_KINDS.get(mode)
+    runs_systemd = kind is None or kind.runs_systemd
+    return tuple(check.name for check in HOST_CHECKS if runs_systemd or not check.needs_systemd)
 
 
 def host_report(mode: str, boot_s: float, health: HostHealth) -> dict[str, Any]:
-    """The host section of the JSON report: each check's before → after and first failure, the failures in order."""
+    """The host section of the JSON report: each check's before → after and first failure, the failures in order,
+    and the host's properties (reported, never judged)."""
     started = health.baseline["at"] if health.baseline else 0.0
     skipped = not_applicable(health.baseline)
     checks = {
@@ -328,7 +219,21 @@ def host_report(mode: str, boot_s: float, health: HostHealth) -> dict[str, Any]:
         "checks": checks,
         "not_checked": skipped,
         "chain": chain,
+        "properties": host_properties(health.baseline, health.last),
     }
+
+
+def host_properties(baseline: Sample | None, last: Sample | None) -> dict[str, dict[str, Any]]:
+    """name -> its value at baseline and what that means; `after` too when the jobs' end saw another value."""
+    found: dict[str, dict[str, Any]] = {}
+    for prop in HOST_PROPERTIES:
+        if baseline is None or prop.key not in baseline:
+            continue  # not sampled: nothing to say
+        value = baseline[prop.key]
+        found[prop.name] = {"value": value, "meaning": prop.meaning(value)}
+        if last is not None and prop.key in last and last[prop.key] != value:
+            found[prop.name]["after"] = last[prop.key]
+    return found
 
 
 def sampling_cost(health: HostHealth) -> dict[str, float]:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from boundary import tools
 from boundary.host.base import DNSMASQ_CONF, RESOLVED_CONF, VETH_SCRIPT, HostError, host_command
+from boundary.text import excerpt
 
 REPOSITORY = "boundary-host"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
@@ -198,17 +199,22 @@ def _configure(rootfs: Path) -> None:
                 child.unlink()
 
 
+# tar streams the root into `docker import` ($1 the root, $2 the tag, the rest `--change` options); a shell
+# pipeline so that one timeout (proc.run's, on its whole process group) bounds both, and pipefail keeps tar's failure.
+IMPORT_PIPELINE = 'set -o pipefail; tar -C "$1" --numeric-owner -c . | docker import "${@:3}" - "$2"'
+IMPORT_TIMEOUT_S = 600.0
+
+
 def _import(rootfs: Path, tag: str) -> None:
     changes = [arg for change in IMPORT_CHANGES for arg in ("--change", change)]
-    tar = subprocess.Popen(["tar", "-C", str(rootfs), "--numeric-owner", "-c", "."], stdout=subprocess.PIPE)
-    done = subprocess.run(
-        ["docker", "import", *changes, "-", tag], stdin=tar.stdout, capture_output=True, text=True, check=False
-    )
-    assert tar.stdout is not None
-    tar.stdout.close()
-    tar.wait()
-    if done.returncode != 0 or tar.returncode != 0:
-        raise HostError(f"expected `docker import` to create {tag}; it said: {done.stderr.strip()!r}")
+    argv = ["bash", "-c", IMPORT_PIPELINE, "import", str(rootfs), tag, *changes]
+    fix = "check that the Docker engine runs (`docker version`) and that its disk has room for the image"
+    done = host_command(argv, timeout=IMPORT_TIMEOUT_S, what=f"`docker import` of {rootfs} as {tag}", fix=fix)
+    if done.returncode != 0:
+        raise HostError(
+            f"expected `docker import` to create {tag} from {rootfs}; it exited {done.returncode} and said: "
+            f"{excerpt(done.stderr, 600)!r}. Fix: {fix}"
+        )
 
 
 def _docker(argv: list[str]) -> subprocess.CompletedProcess[str]:

@@ -1,8 +1,8 @@
 """Host probes, run inside the host under test: `python -m boundary.host.inside` prints one JSON sample.
 
 Run as root inside the host; the non-root probes fork a child that drops to
-`nobody` (root passes through a 0700 socket, so only another identity shows
-a chmod'ed bus). Everything a probe needs is imported before the fork.
+`nobody` (boundary/host/attempt.py). Which probes it takes is the host checks' records
+(boundary/host/checks.py).
 """
 
 from __future__ import annotations
@@ -12,63 +12,24 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
 from typing import Any
 
-from boundary.host.dbus import bus_names
-from boundary.host.dns import resolve_stub, resolve_system
-from boundary.host.processes import listeners, processes, resolver_running
-from boundary.host.run_sockets import run_sockets
-from boundary.host.services import DEFAULT_UNITS, services
+from boundary.host.checks import HOST_CHECKS
+from boundary.host.properties import HOST_PROPERTIES
+from boundary.host.services import DEFAULT_UNITS
 
 INSIDE_MARK = "BOUNDARY_HOST_INSIDE"
-NOBODY = 65534
-
-
-def as_nobody(probe: Callable[[], Any]) -> Any:
-    """Run a probe in a child that has dropped to nobody; its result or error comes back over a pipe."""
-    read_end, write_end = os.pipe()
-    child = os.fork()
-    if child == 0:
-        os.close(read_end)
-        os.setgroups([])
-        os.setgid(NOBODY)
-        os.setuid(NOBODY)
-        payload = _attempt(probe)
-        os.write(write_end, json.dumps(payload).encode())
-        os._exit(0)
-    os.close(write_end)
-    with os.fdopen(read_end, "rb") as pipe:
-        data = pipe.read()
-    os.waitpid(child, 0)
-    return json.loads(data) if data else {"ok": False, "error": "the probe child died"}
-
-
-def _attempt(probe: Callable[[], Any]) -> dict[str, Any]:
-    started = time.monotonic()
-    try:
-        value = probe()
-    except Exception as error:  # a probe's failure is its result
-        return {"ok": False, "error": f"{type(error).__name__}: {error}", "s": time.monotonic() - started}
-    return {"ok": True, "value": value, "s": time.monotonic() - started}
 
 
 def sample(full: bool, units: tuple[str, ...] = DEFAULT_UNITS) -> dict[str, Any]:
-    """Cheap probes always (bus and DNS as root and nobody, services); /run, processes, ports when `full`."""
-    result = {
-        "at": time.time(),
-        "bus_root": _attempt(bus_names),
-        "bus_nobody": as_nobody(bus_names),
-        "dns_system": _attempt(resolve_system),
-        "dns_nobody": as_nobody(resolve_system),
-        "dns_stub": _attempt(resolve_stub),
-        "resolver": resolver_running(),
-        "services": services(units),
-    }
+    """Each check's probes (boundary/host/checks.py): the cheap ones always, the full-only ones and the
+    host's properties (boundary/host/properties.py) when `full`."""
+    result: dict[str, Any] = {"at": time.time()}
+    for check in HOST_CHECKS:
+        if full or not check.full_only:
+            result.update((probe.key, probe.take(units)) for probe in check.probes)
     if full:
-        result["sockets"] = run_sockets()
-        result["processes"] = processes()
-        result["listeners"] = listeners()
+        result.update((prop.key, prop.read()) for prop in HOST_PROPERTIES)
     return result
 
 
