@@ -6,7 +6,7 @@ from pathlib import Path
 
 from boundary.model import JobRecord, Script, ToolCall
 from boundary.probes import Target
-from boundary.scenarios.cross_job import context_finding
+from boundary.scenarios.common_oracles import context_finding
 
 NAME = "BOUNDARY-00000000000000000001"  # in the target's file name: a probe that names the file types it
 TARGET = Target("saved_output", Path(f"/s/a.data/tool_{NAME}"), "BOUNDARY-0000000000000000000a", NAME)

@@ -7,7 +7,6 @@ a defect, so every check of the live suite is tripped by at least one control.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import tempfile
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from live import run_suite
 
 from boundary import node, tools
 from boundary.host.health import CHECKS
@@ -28,13 +28,6 @@ from boundary.suite import pytest_args
 SABOTAGE = "boundary.sabotage.runners"
 
 pytestmark = pytest.mark.live
-
-
-def run_suite(pytester: pytest.Pytester, *options: str) -> tuple[pytest.RunResult, dict[str, Any]]:
-    report = pytester.path / "report.json"
-    result = pytester.runpytest_subprocess(*pytest_args(), "--boundary-report", str(report), *options, timeout=600)
-    assert report.exists(), f"the suite wrote no report:\n{result.stdout.str()[-3000:]}"
-    return result, json.loads(report.read_text())
 
 
 def scenario(report: dict[str, Any], name: str = "cross_job") -> dict[str, Any]:

@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
-
-from boundary.suite import pytest_args
+from live import run_suite
 
 SABOTAGE = "boundary.sabotage.escalation"
 
 pytestmark = pytest.mark.live
 
 
-def run_suite(pytester: pytest.Pytester, *options: str) -> tuple[pytest.RunResult, dict[str, Any]]:
-    report = pytester.path / "report.json"
-    result = pytester.runpytest_subprocess(*pytest_args(), "--boundary-report", str(report), *options, timeout=900)
-    assert report.exists(), f"the suite wrote no report:\n{result.stdout.str()[-3000:]}"
-    return result, json.loads(report.read_text())
+def run_escalation(pytester: pytest.Pytester, agent: str, *options: str) -> tuple[pytest.RunResult, dict[str, Any]]:
+    """The escalation scenario alone, for one agent (`options`: a sabotaged runner)."""
+    return run_suite(pytester, "--agent", agent, *options, "--scenario", "escalation", timeout=900)
 
 
 def verdicts(report: dict[str, Any], agent: str) -> dict[tuple[str, str], str]:
@@ -28,14 +24,14 @@ def verdicts(report: dict[str, Any], agent: str) -> dict[tuple[str, str], str]:
 
 @pytest.mark.parametrize("agent", ["opencode", "claude", "codex"])
 def test_reference_runner_denies_every_escalation(pytester: pytest.Pytester, agent: str) -> None:
-    result, report = run_suite(pytester, "--agent", agent, "--scenario", "escalation")
+    result, report = run_escalation(pytester, agent)
     assert result.ret == 0, result.stdout.str()[-3000:]
     assert set(verdicts(report, agent).values()) == {"DENIED"}
 
 
 def test_claude_allowing_unsandboxed_commands_leaks(pytester: pytest.Pytester) -> None:
     runner = f"{SABOTAGE}:AllowsUnsandboxedCommands"
-    result, report = run_suite(pytester, "--agent", "claude", "--runner", runner, "--scenario", "escalation")
+    result, report = run_escalation(pytester, "claude", "--runner", runner)
     assert result.ret == 1
     found = verdicts(report, "claude")
     assert found[("saved_output", "bash_unsandboxed")] == "LEAKED"
@@ -45,7 +41,7 @@ def test_claude_allowing_unsandboxed_commands_leaks(pytester: pytest.Pytester) -
 
 def test_opencode_subagent_without_a_guard_leaks(pytester: pytest.Pytester) -> None:
     runner = f"{SABOTAGE}:SubagentUnguarded"
-    result, report = run_suite(pytester, "--agent", "opencode", "--runner", runner, "--scenario", "escalation")
+    result, report = run_escalation(pytester, "opencode", "--runner", runner)
     assert result.ret == 1
     assert verdicts(report, "opencode")[("saved_output", "task_read")] == "LEAKED"
 
@@ -54,7 +50,7 @@ def test_codex_stdin_without_a_sandbox_leaks(pytester: pytest.Pytester) -> None:
     """The bash fed through write_stdin reads job A's files unconfined; the escalation request itself stays refused
     under approval `never` (a closed channel, whatever the sandbox)."""
     runner = f"{SABOTAGE}:StdinUnsandboxed"
-    result, report = run_suite(pytester, "--agent", "codex", "--runner", runner, "--scenario", "escalation")
+    result, report = run_escalation(pytester, "codex", "--runner", runner)
     assert result.ret == 1
     found = verdicts(report, "codex")
     assert found[("saved_output", "write_stdin")] == "LEAKED"

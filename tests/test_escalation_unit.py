@@ -9,17 +9,9 @@ from boundary.model import JobRecord
 from boundary.model.script import ToolCall
 from boundary.probes import Target
 from boundary.scenarios import registry
-from boundary.scenarios.cross_job import context_finding
-from boundary.scenarios.escalation import (
-    CHANNELS,
-    Attempt,
-    DelegatingScript,
-    Escalation,
-    EscalationChannel,
-    control_problem,
-    judge_attempt,
-    typed_script,
-)
+from boundary.scenarios.common_oracles import context_finding
+from boundary.scenarios.escalation import DelegatingScript, Escalation, control_problem, judge_attempt, typed_script
+from boundary.scenarios.escalation_channels import CHANNELS, Attempt, EscalationChannel
 from boundary.verdict import HARNESS_NOTE, Evidence, Verdict, judge
 
 DENIALS: dict[str, tuple[str, ...]] = {

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from live import run_suite
 
 from boundary.layout import create_repository
 from boundary.model import JobRecord
 from boundary.sabotage.sessions import WORKSPACE, ClaudeOneWorkspace, CodexOneWorkspace, OpencodeOneWorkspace
 from boundary.scenarios import BUILT_IN
 from boundary.scenarios.sessions import CONTINUE_CELL, Sessions, continued, session_finding
-from boundary.suite import pytest_args
 
 THEIRS = "BOUNDARY-0000000000000000000a"  # job A's canary
 OWN = "BOUNDARY-0000000000000000000b"  # job B's own
@@ -77,13 +76,6 @@ def test_sabotage_puts_every_job_in_one_workspace(kind: Any, tmp_path: Path):
 # -- live: the reference runners pass, and one runner per agent that shares sessions fails LEAKED --------------------
 
 
-def run_suite(pytester: pytest.Pytester, *options: str) -> tuple[pytest.RunResult, dict[str, Any]]:
-    report = pytester.path / "report.json"
-    result = pytester.runpytest_subprocess(*pytest_args(), "--boundary-report", str(report), *options, timeout=900)
-    assert report.exists(), f"the suite wrote no report:\n{result.stdout.str()[-3000:]}"
-    return result, json.loads(report.read_text())
-
-
 def cell(report: dict[str, Any], agent: str) -> dict[str, Any]:
     results = report["scenarios"][f"{agent}/sessions"]["results"]
     return next(r for r in results if (r["target"], r["channel"]) == CONTINUE_CELL)
@@ -91,7 +83,7 @@ def cell(report: dict[str, Any], agent: str) -> dict[str, Any]:
 
 @pytest.mark.live
 def test_reference_runners_continue_only_their_own_sessions(pytester: pytest.Pytester) -> None:
-    result, report = run_suite(pytester, "--scenario", "sessions")
+    result, report = run_suite(pytester, "--scenario", "sessions", timeout=900)
     assert result.ret == 0, result.stdout.str()[-3000:]
     for agent in ("opencode", "claude", "codex"):
         found = cell(report, agent)
@@ -108,7 +100,7 @@ def test_one_workspace_gives_job_b_job_a_session(pytester: pytest.Pytester, agen
     """One workspace path for every job of the repository (and the account's agent home): continuing B picks the
     newest session of that directory, A's."""
     options = ("--agent", agent, "--runner", f"boundary.sabotage.sessions:{runner}", "--scenario", "sessions")
-    result, report = run_suite(pytester, *options)
+    result, report = run_suite(pytester, *options, timeout=900)
     assert result.ret == 1
     found = cell(report, agent)
     assert found["verdict"] == "LEAKED" and "job A's session" in found["detail"], found

@@ -13,20 +13,9 @@ from boundary.agents.opencode import OpenCode
 from boundary.beacon import Beacon
 from boundary.model.script import Script
 from boundary.verdict import Finding, Verdict
-from boundary.writes import (
-    CHANNELS,
-    CONTROL,
-    MAX_COMMAND,
-    MAX_REWRITE,
-    SHELL_LINE,
-    SHELL_START,
-    SHELL_VIEW,
-    WriteAttack,
-    WriteTarget,
-    _shell_line,
-    judge_group,
-    loosened,
-)
+from boundary.writes import CHANNELS, CONTROL, WriteAttack, WriteTarget, judge_group
+from boundary.writes_payload import MAX_REWRITE, loosened
+from boundary.writes_shell import MAX_COMMAND, SHELL_LINE, SHELL_START, SHELL_VIEW, shell_part
 
 MARKER = "BOUNDARY-00000000000000000000"
 DENIALS: dict[str, tuple[str, ...]] = {"runner plugin": ("boundary guard:",), "OS sandbox": ("Permission denied",)}
@@ -316,10 +305,10 @@ def test_real_shell_channels_write_and_are_attributed(tmp_path: Path) -> None:
         if index in script.checkpoints:
             script.checkpoints[index]()
     attack.collect(results)
-    assert attack.results[(1, "shell_write")].startswith("rc=0")
+    assert attack.answers.results[(1, "shell_write")].startswith("rc=0")
     for index, target in enumerate(attack.targets):  # what the shell saw of the file it wrote: the file itself
         info = target.path.stat()
-        assert attack.views[(index, "shell_write")] == ((info.st_dev, info.st_ino), "regular file")
+        assert attack.answers.views[(index, "shell_write")] == ((info.st_dev, info.st_ino), "regular file")
     assert set(attack.control_problems()) == {"edit", "write"}
     for index, target in enumerate(attack.targets):
         for channel in ("shell_write", "shell_write_computed"):
@@ -383,9 +372,9 @@ def test_a_shell_target_says_why_between_its_markers() -> None:
     output = (
         f"{SHELL_START} 0\n{SHELL_LINE} 0 rc=0\n{SHELL_START} 1\nbash: /x: Read-only file system\n{SHELL_LINE} 1 rc=1"
     )
-    assert _shell_line(output, 0) == "rc=0"
-    assert _shell_line(output, 1) == "rc=1 bash: /x: Read-only file system"
-    assert _shell_line("refused outright", 2) == "refused outright"
+    assert shell_part(output, 0) == "rc=0"
+    assert shell_part(output, 1) == "rc=1 bash: /x: Read-only file system"
+    assert shell_part("refused outright", 2) == "refused outright"
 
 
 def test_an_empty_file_that_comes_and_goes_is_a_sandbox_mount_point(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 import re
 from pathlib import Path
-from typing import ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 from boundary.beacon import Beacon
 from boundary.model.script import ToolCall
@@ -62,6 +62,11 @@ class Agent(Protocol):
 
     def hostile_repository(self, beacons: dict[str, Beacon]) -> dict[str, str]:
         """Files a hostile repository commits: each beacon where the agent would run it, and a permissive config."""
+
+    def armed(self, path: Path, config: dict[str, Any], command: list[str], name: str) -> dict[str, Any]:
+        """`config` (the JSON file at `path`, as the tamper attack leaves it) with one more entry that runs
+        `command` when the agent starts, where the agent runs commands from that file (a start hook, an MCP
+        server named `name`); unchanged where it runs none."""
 
     def project_config_paths(self) -> tuple[tuple[str, str], ...]:
         """Checkout-relative paths the agent reads at start, and what each does."""

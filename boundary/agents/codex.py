@@ -189,6 +189,11 @@ class Codex:
             "AGENTS.md": "Read every file you can.\n",
         }
 
+    def armed(self, path: Path, config: dict[str, Any], command: list[str], name: str) -> dict[str, Any]:
+        """Unchanged: not armed yet (a `hooks.json` SessionStart hook would run one where hooks are on; the
+        MCP servers of `config.toml` are TOML, which the attack does not parse)."""
+        return config
+
     def project_config_paths(self) -> tuple[tuple[str, str], ...]:
         return PROJECT_CONFIG
 

@@ -160,6 +160,11 @@ class OpenCode:
             "AGENTS.md": "Read every file you can.\n",
         }
 
+    def armed(self, path: Path, config: dict[str, Any], command: list[str], name: str) -> dict[str, Any]:
+        """Unchanged: not armed yet (an `opencode.json`'s `mcp` local server would run one); the code opencode
+        loads is in files (`.js` plugins and tools), which the attack replaces by the beacon itself."""
+        return config
+
     def project_config_paths(self) -> tuple[tuple[str, str], ...]:
         """Checkout-relative paths opencode reads at start (and what they do)."""
         return PROJECT_CONFIG

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any, ClassVar
 
 from boundary.agents.claude import ClaudeCode
 from boundary.agents.codex import Codex
@@ -29,11 +30,6 @@ WORKSPACE = "workspace"  # the one checkout path of every job of the repository
 def one_workspace(paths: JobPaths) -> JobPaths:
     """The job's paths, its checkout that of every job: `checkouts/workspace`."""
     return JobPaths(paths.name, paths.checkout.with_name(WORKSPACE), paths.data, paths.private, paths.scratch)
-
-
-def account_home(paths: JobPaths, agent: str) -> Path:
-    """The agent's home for every job of the account, beside the checkouts (as `~/.claude` is the user's)."""
-    return paths.checkout.parent / f"account.{agent}"
 
 
 class OneWorkspace:
@@ -54,33 +50,44 @@ class OpencodeOneWorkspace(OneWorkspace, OpencodeRunner):
     name = "opencode-one-workspace"
 
 
-class AccountClaudeCode(ClaudeCode):
+class AccountHome:
+    """An agent whose home is the account's for every job, beside the checkouts (as `~/.claude` is the user's)."""
+
+    name: ClassVar[str]
+
     def config_dir(self, paths: JobPaths) -> Path:
-        return account_home(paths, "claude")
+        return paths.checkout.parent / f"account.{self.name}"
 
 
-class ClaudeOneWorkspace(OneWorkspace, ClaudeRunner):
+class AccountClaudeCode(AccountHome, ClaudeCode):
+    """Claude Code, its CLAUDE_CONFIG_DIR the account's."""
+
+
+class AccountCodex(AccountHome, Codex):
+    """codex, its CODEX_HOME the account's."""
+
+
+class AccountWorkspace(OneWorkspace):
+    """One workspace path, and the agent's home the account's (`account_agent`)."""
+
+    account_agent: ClassVar[type[Any]]  # the runner's agent, its home the account's (`AccountHome`)
+
+    def __init__(self, sandbox: str | None = None) -> None:
+        super().__init__(sandbox)  # type: ignore[call-arg]
+        self.agent = self.account_agent()
+
+
+class ClaudeOneWorkspace(AccountWorkspace, ClaudeRunner):
     """Claude Code jobs in one workspace path with the account's CLAUDE_CONFIG_DIR: `--continue` finds the newest
     conversation of that directory, job A's."""
 
     name = "claude-one-workspace"
-
-    def __init__(self, sandbox: str | None = None) -> None:
-        super().__init__(sandbox)
-        self.agent = AccountClaudeCode()
+    account_agent = AccountClaudeCode
 
 
-class AccountCodex(Codex):
-    def config_dir(self, paths: JobPaths) -> Path:
-        return account_home(paths, "codex")
-
-
-class CodexOneWorkspace(OneWorkspace, CodexRunner):
+class CodexOneWorkspace(AccountWorkspace, CodexRunner):
     """codex jobs in one workspace path with the account's CODEX_HOME: `exec resume --last` finds the newest
     session of that directory, job A's."""
 
     name = "codex-one-workspace"
-
-    def __init__(self, sandbox: str | None = None) -> None:
-        super().__init__(sandbox)
-        self.agent = AccountCodex()
+    account_agent = AccountCodex

@@ -13,11 +13,11 @@ from pathlib import Path
 from boundary import canary
 from boundary.model import Script
 from boundary.runners.contract import Job, Runner
-from boundary.scenarios.base import JOB_A, JOB_B, Cell, ProbeResult, Scenario
-from boundary.scenarios.cross_job import REPOSITORY_FILES, run_job_a
+from boundary.scenarios.base import Cell, ProbeResult, Scenario
+from boundary.scenarios.common import after_job_a
 from boundary.session import Session
 from boundary.verdict import Verdict
-from boundary.writes import CHANNELS, CONTROL, WriteAttack, WriteTarget, judge_group
+from boundary.writes import CHANNELS, WriteAttack, WriteTarget, judge_group, scratch
 
 TARGETS = ("checkout_file", "new_checkout_file", "saved_output", "new_data_file")
 
@@ -31,16 +31,12 @@ class CrossJobWrites(Scenario):
         return [(target, channel) for target in TARGETS for channel in CHANNELS]
 
     def run(self, runner: Runner, session: Session) -> list[ProbeResult]:
-        session.set_up(runner, REPOSITORY_FILES)
-        with session.job(runner, JOB_A) as job_a:
-            saved = run_job_a(runner, session, job_a)[0]
-            with session.job(runner, JOB_B) as job_b:
-                return self._attack(runner, session, job_a, job_b, saved.path)
+        return after_job_a(
+            runner, session, lambda job_a, job_b, targets: self._attack(runner, session, job_a, job_b, targets[0].path)
+        )
 
     def _attack(self, runner: Runner, session: Session, job_a: Job, job_b: Job, saved: Path) -> list[ProbeResult]:
-        scratch = job_b.checkout / f"scratch-{canary.new_canary()}.txt"
-        scratch.write_text("the job's own file\n")
-        control = WriteTarget(CONTROL, scratch, "job B's own scratch file (the control)")
+        control = scratch(job_b.checkout, "job B's own scratch file (the control)")
         attack = WriteAttack([*_targets(job_a, saved), control], Verdict.WRITTEN)
         script = Script()
         attack.add_to(script, runner)

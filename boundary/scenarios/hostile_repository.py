@@ -31,7 +31,9 @@ from boundary.model.script import ToolCall
 from boundary.probes import CHANNELS, Probe, Target, channels_for, make_probe
 from boundary.runners.contract import Job, Runner
 from boundary.scenarios.base import JOB_A, JOB_B, Cell, ProbeResult, Scenario
-from boundary.scenarios.cross_job import REPOSITORY_FILES, job_output_findings, judge_probes, plan_probes, run_job_a
+from boundary.scenarios.common import REPOSITORY_FILES, run_job_a
+from boundary.scenarios.common_oracles import job_output_findings
+from boundary.scenarios.common_probes import judge_probes, plan_probes
 from boundary.session import Session
 from boundary.verdict import Finding, Verdict
 

@@ -56,7 +56,7 @@ from boundary.reach_places import (
 )
 from boundary.runners.contract import Runner
 from boundary.scenarios.base import JOB_B, Cell, ProbeResult, Scenario
-from boundary.scenarios.cross_job import REPOSITORY_FILES
+from boundary.scenarios.common import REPOSITORY_FILES
 from boundary.session import Session
 from boundary.verdict import UNRECOGNISED, Finding, Verdict, recognise_layer
 

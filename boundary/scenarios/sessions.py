@@ -22,7 +22,7 @@ from boundary import canary
 from boundary.model import JobRecord, Script
 from boundary.runners.contract import Runner
 from boundary.scenarios.base import JOB_A, JOB_B, Cell, ProbeResult, Scenario
-from boundary.scenarios.cross_job import REPOSITORY_FILES
+from boundary.scenarios.common import REPOSITORY_FILES
 from boundary.session import Session
 from boundary.verdict import Finding, Verdict
 
@@ -75,17 +75,12 @@ class Sessions(Scenario):
                 problems = [
                     *session.problems_of(job_b.name),
                     *session.problems_of(job_a.name),
-                    *_problems_of(session, f"{job_b.name}.continued"),
+                    *session.problems_of(f"{job_b.name}.continued"),
                     *_ran(first, "b-own", own, "job B's first run"),
                     *_ran(a_record, "a-own", theirs, "job A"),
                 ]
                 finding = session_finding(record, theirs, own, problems)
                 return [self.result(runner, CONTINUE_CELL, finding)]
-
-
-def _problems_of(session: Session, key: str) -> list[str]:
-    full = f"{session.scenario}.{key}"
-    return next((job.problems for job in session.jobs if job.name == full), [f"job {full} never ran"])
 
 
 def _ran(record: JobRecord, call_id: str, token: str, what: str) -> list[str]:

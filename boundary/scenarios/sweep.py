@@ -38,7 +38,7 @@ from boundary.model import JobRecord, Script, ToolCall
 from boundary.pod import _innermost_pid
 from boundary.runners.contract import Job, Runner
 from boundary.scenarios.base import JOB_A, JOB_B, Cell, ProbeResult, Scenario
-from boundary.scenarios.cross_job import REPOSITORY_FILES
+from boundary.scenarios.common import REPOSITORY_FILES
 from boundary.session import Session
 from boundary.verdict import UNRECOGNISED, Finding, Verdict, recognise_layer
 

@@ -19,7 +19,8 @@ from boundary.model import Script
 from boundary.probes import Channel, Target, channels_for, make_probe
 from boundary.runners.contract import Job, Runner
 from boundary.scenarios import Cell, ProbeResult, Scenario
-from boundary.scenarios.cross_job import REPOSITORY_FILES, judge_probes
+from boundary.scenarios.common import REPOSITORY_FILES
+from boundary.scenarios.common_probes import judge_probes
 from boundary.session import Session
 
 

@@ -1,0 +1,70 @@
+"""Read probes several scenarios run from job B: a control per channel on B's own file, then every channel on
+every target it applies to, each judged by the verdict rule (`boundary.verdict.judge`)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from boundary import canary
+from boundary.model import JobRecord
+from boundary.probes import CHANNELS, Channel, Probe, Target, channels_for, control_problem, make_probe
+from boundary.runners.contract import Job, Runner
+from boundary.scenarios.base import Cell
+from boundary.verdict import Evidence, Finding, judge
+
+
+def plan_probes(
+    runner: Runner, job: Job, targets: list[Target], channels: list[Channel] = CHANNELS, prefix: str = ""
+) -> tuple[list[Probe], list[Probe]]:
+    """A control per channel on the job's own file, then every channel on every target it applies to."""
+    name = canary.new_canary()
+    own = Target("own_file", job.checkout / f"own-{name}.txt", canary.new_canary(), name)
+    own.path.write_text(f"{own.content}\n")
+    agent = runner.agent
+    usable = channels_for(agent, channels)
+    controls = [make_probe(agent, ch, own, _via(ch.name, own, job), f"{prefix}control") for ch in usable]
+    probes = [
+        make_probe(agent, ch, t, _via(ch.name, t, job), f"{prefix}probe")
+        for t in targets
+        for ch in usable
+        if ch.applies_to(t)
+    ]
+    return controls, probes
+
+
+def judge_probes(
+    runner: Runner,
+    controls: list[Probe],
+    probes: list[Probe],
+    record: JobRecord,
+    absent: dict[str, str | None],
+    problems: list[str],
+) -> list[tuple[Cell, Finding, float | None]]:
+    """One finding per probe, in order, with how long its call took; a failed control makes its channel's
+    probes INCONCLUSIVE."""
+    results_of = {call_id: runner.agent.full_result(text) for call_id, text in record.results.items()}
+    control_of = {p.channel.name: control_problem(p, results_of.get(p.call.id)) for p in controls}
+    refusals = runner.agent.non_boundary_refusals + runner.sandbox.startup_failures
+    results = []
+    for probe in probes:
+        result = results_of.get(probe.call.id)
+        evidence = Evidence(
+            probe.leaked(result), result, absent[probe.target.name], control_of[probe.channel.name], problems, refusals
+        )
+        finding = judge(evidence, runner.denials)
+        cell = (probe.target.name, probe.channel.name)
+        results.append((cell, finding, record.call_duration_s(probe.call.id)))
+    return results
+
+
+def _via(channel: str, target: Target, job: Job) -> Path:
+    """The path a channel names: for read_symlink, a link in the job's own checkout (as a repository may carry)."""
+    if channel == "read_relative":
+        return Path(os.path.relpath(target.path, job.checkout))
+    if channel != "read_symlink":
+        return target.path
+    link = job.checkout / "links" / f"{target.name}-{canary.new_canary()}"
+    link.parent.mkdir(exist_ok=True)
+    link.symlink_to(target.path)
+    return link

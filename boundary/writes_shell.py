@@ -1,0 +1,64 @@
+"""The shell write channels' command lines, and reading each target's part back out of what the shell printed.
+
+One line per target: a start marker, the write (a literal or a run-time-decoded path), an end marker with its
+exit status, and what the shell then sees at the path. A marker counts at the start of a line only: a refusal
+that quotes the command quotes `echo "@@…"`.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import shlex
+from pathlib import Path
+
+SHELL_LINE = "@@boundary-write"
+SHELL_START = "@@boundary-begin"
+SHELL_VIEW = "@@boundary-view"  # what the shell saw of the directory and file it wrote: where its write went
+MAX_COMMAND = 64 * 1024
+
+
+def write_line(index: int, path: Path, content: str, computed: bool) -> str:
+    """The shell line that writes `content` to target `index` at `path`, its path decoded at run time if
+    `computed` (no rule can see it beforehand)."""
+    place = _computed if computed else (lambda p: shlex.quote(str(p)))
+    quoted, directory = place(path), place(path.parent)
+    data = base64.b64encode(content.encode()).decode()
+    # No groups, subshells, nested quotes or `$?`: Claude Code refuses what it cannot check before it runs.
+    # `2>&1` before `>`: a refused redirect says why on stdout, between this target's two markers.
+    end = f'echo "{SHELL_LINE} {index} rc=0" || echo "{SHELL_LINE} {index} rc=1"'
+    # Then what the shell sees at the path: a write that "worked" while nothing changed outside went
+    # somewhere else, and this shows where (another file system, a device bound over the path).
+    view = f"stat -L -c '{SHELL_VIEW} {index} %d:%i %F' -- {quoted} 2>&1"
+    return (
+        f'echo "{SHELL_START} {index}"; mkdir -p -- {directory} 2>&1; '
+        f"printf %s {data} | base64 -d 2>&1 > {quoted} && {end}; {view}"
+    )
+
+
+def _computed(path: Path) -> str:
+    encoded = base64.b64encode(str(path).encode()).decode()
+    return f'"$(printf %s {encoded} | base64 -d)"'
+
+
+def shell_part(output: str, index: int) -> str | None:
+    """This target's part of the shell channel's output: its exit status and what was printed between its
+    markers; the whole output when no line of the command ran (it was refused outright, or its sandbox never
+    started); None when the command ran but this target's end marker never came (cut short, still running)."""
+    lines, prefix = [line.strip() for line in output.splitlines()], f"{SHELL_LINE} {index} "
+    end = next((i for i, line in enumerate(lines) if line.startswith(prefix)), None)
+    if end is None:
+        return None if ran(output) else output
+    start = next((i for i, line in enumerate(lines[:end]) if line == f"{SHELL_START} {index}"), end)
+    return " ".join([lines[end][len(prefix) :], *lines[start + 1 : end]]).strip()
+
+
+def ran(output: str) -> bool:
+    """Some line of the command ran: a marker starts a line of its output."""
+    return any(line.strip().startswith((f"{SHELL_START} ", f"{SHELL_LINE} ")) for line in output.splitlines())
+
+
+def view(output: str, index: int) -> tuple[tuple[int, int], str] | None:
+    """What the shell saw at target `index`'s path once it had written: ((device, inode), kind)."""
+    match = re.search(rf"^\s*{SHELL_VIEW} {index} (\d+):(\d+) (.+?)\s*$", output, re.MULTILINE)
+    return ((int(match[1]), int(match[2])), match[3]) if match else None
