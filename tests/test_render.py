@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -12,7 +13,9 @@ from typing import Any
 import pytest
 
 from boundary.host.health import checks_for
-from boundary.render import passed, to_html, to_markdown
+from boundary.report.html import to_html
+from boundary.report.markdown import to_markdown
+from boundary.report.passrule import passed
 
 TARGETS = ["saved_output", "planted_tool_output", "shell_capture", "checkout_file", "account_db"]
 CHANNELS = ["read", "read_symlink", "grep", "glob", "shell_cat", "shell_cat_computed", "shell_ls", "job_output"]
@@ -271,7 +274,7 @@ def test_html_renders_in_chromium(tmp_path: Any) -> None:
 
 def test_agents_side_by_side_and_what_an_agent_cannot_try() -> None:
     """Several agents: a scenario × agent table first; a channel an agent has no tool for is said, not passed."""
-    from boundary.report import summary_lines
+    from boundary.report.terminal import summary_lines
 
     report = make_report()
     codex = cross(report) | {"agent": "codex", "not_applicable": ["glob", "grep", "read"]}
@@ -284,3 +287,43 @@ def test_agents_side_by_side_and_what_an_agent_cannot_try() -> None:
     said = "not applicable: channels through a glob, grep, read tool (codex has none) — not tried"
     assert said in lines and said in to_markdown(report).replace("\\", "") and said in to_html(report)
     assert "<h2>Agents side by side</h2>" in to_html(report)
+
+
+# --- one view model, one registry: every rendering says the same -------------------------------------------
+
+
+def test_every_rendering_has_the_one_legend_and_verdict_line() -> None:
+    """The legend and the verdict line are written once (boundary/report/view.py): each rendering shows them."""
+    import html
+
+    from boundary.report.renderings import RENDERINGS
+    from boundary.report.view import LEGEND, PASS_LINE, verdict_line
+
+    for report in (make_report(), make_failing()):
+        line = verdict_line(report)
+        texts = {name: rendering.render(report) for name, rendering in RENDERINGS.items()}
+        assert " ".join(texts["terminal"].split()).count(LEGEND) == 1 and f"RESULT: {line}" in texts["terminal"]
+        assert LEGEND in texts["markdown"] and html.escape(LEGEND) in texts["html"]
+        assert (line == PASS_LINE) == (PASS_LINE in texts["html"]) == (PASS_LINE in texts["markdown"])
+        assert json.loads(texts["json"])["verdict"]["passed"] == (line == PASS_LINE)
+
+
+@pytest.mark.parametrize("make", [make_report, make_failing], ids=["passing", "failing"])
+def test_boundary_report_writes_prints_and_exits_as_the_pass_rule(
+    make: Callable[[], dict[str, Any]], tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`boundary report`: a file per `--NAME OUT`, `--format NAME` on stdout, exit 1 exactly when the run fails."""
+    from boundary import cli
+    from boundary.report.terminal import to_text
+
+    report = make()
+    source = tmp_path / "run.json"
+    source.write_text(json.dumps(report))
+    status = cli.main(["report", str(source), "--markdown", str(tmp_path / "r.md"), "--html", str(tmp_path / "r.html")])
+    assert status == (0 if passed(report) else 1)
+    assert (tmp_path / "r.md").read_text() == to_markdown(report) and (tmp_path / "r.html").read_text() == to_html(
+        report
+    )
+    assert capsys.readouterr().out.startswith("PASS — every check held" if passed(report) else "FAIL — cross_job:")
+    assert cli.main(["report", str(source), "--format", "terminal"]) == status
+    assert capsys.readouterr().out == to_text(report)

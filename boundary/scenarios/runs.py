@@ -20,7 +20,7 @@ from boundary.host.health import HostHealth, host_report
 from boundary.host.services import DEFAULT_UNITS
 from boundary.model import ModelServer
 from boundary.offered import OfferedTools
-from boundary.report import RunRecord, ScenarioRecord
+from boundary.report.record import RunRecord, ScenarioRecord
 from boundary.runners.contract import Runner
 from boundary.scenarios import Scenario
 from boundary.scenarios.base import SECRET_CELL

@@ -21,7 +21,7 @@ import pytest
 
 from boundary.host.health import checks_for
 from boundary.plugin import planned_units, require
-from boundary.report import ScenarioRecord
+from boundary.report.record import ScenarioRecord
 from boundary.scenarios.runs import ScenarioRuns
 
 NO_LAYER = "no-layer-claimed"

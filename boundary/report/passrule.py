@@ -1,0 +1,176 @@
+"""The one pass rule: why a run fails (nothing: it passes), which also sets the live suite's exit status.
+
+Every rendering, the JSON's `verdict` and the exit status come from `failures`. The readers below read a report
+dict as loaded from JSON: a part that is missing or malformed reads as empty, and empty evidence fails (a green
+page is a security claim, so absent evidence is never a pass).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+from boundary.host.health import checks_for
+
+Report = dict[str, Any]
+Result = dict[str, Any]
+Cell = tuple[str, str]  # (target, channel)
+T = TypeVar("T")
+
+
+def failures(report: Report) -> list[str]:
+    """Why the run fails; empty means PASS. Every planned scenario must be there, and hold."""
+    scenarios = scenarios_of(report)
+    planned = run_of(report).get("planned_scenarios") or []
+    reasons = [f"scenario {name} not reported" for name in planned if name not in scenarios]
+    if not scenarios:
+        reasons.append("no scenario reported")
+    for name, scenario in scenarios.items():
+        reasons += scenario_failures(name, scenario)
+    return reasons + [f"error: {error}" for error in run_of(report).get("errors") or []]
+
+
+def passed(report: Report) -> bool:
+    return not failures(report)
+
+
+def verdict(report: Report) -> dict[str, Any]:
+    """The run's verdict as the JSON report states it: the same rule as every rendering and the exit status."""
+    reasons = failures(report)
+    return {"passed": not reasons, "failures": reasons}
+
+
+def exit_status(report: Report) -> int:
+    """What `boundary report` exits with: 1 whenever any rendering says FAIL."""
+    return 0 if passed(report) else 1
+
+
+def scenario_failures(name: str, scenario: dict[str, Any]) -> list[str]:
+    checks = (_probe_failures, _offered_failures, _layer_failures, _network_failures, _host_failures)
+    reasons = [reason for check in checks for reason in check(scenario)]
+    reasons += [f"error: {error}" for error in scenario.get("errors") or []]
+    return [f"{name}: {reason}" for reason in reasons]
+
+
+def _probe_failures(scenario: dict[str, Any]) -> list[str]:
+    results = results_of(scenario)
+    done = {(str(r.get("target")), str(r.get("channel"))) for r in results}
+    missing = [f"{t} via {c}" for t, c in (tuple(cell) for cell in scenario.get("planned") or []) if (t, c) not in done]
+    reasons = [f"{len(missing)} planned probes have no result ({', '.join(missing[:3])}…)"] if missing else []
+    bad = len(not_denied(scenario))
+    if not results:
+        return [*reasons, "no probe results"]
+    return reasons + ([f"{bad} of {len(results)} probes not denied"] if bad else [])
+
+
+def _offered_failures(scenario: dict[str, Any]) -> list[str]:
+    offered = scenario.get("offered_tools")
+    if not isinstance(offered, dict):
+        return ["offered tools not checked"]
+    return [] if offered.get("passed") is True else ["offered tools differ from the expected set"]
+
+
+def _layer_failures(scenario: dict[str, Any]) -> list[str]:
+    if scenario.get("checks_layers") is False:
+        return []  # this scenario's probes need not reach every layer (a missing flag fails closed)
+    layers = scenario.get("layers")
+    if not isinstance(layers, dict) or not layers:
+        return ["the runner claims no layer that denies: nothing shows a defence working"]
+    # A claimed layer that denied nothing may have silently stopped working, even if others held.
+    return [f"layer {name} denied nothing" for name, count in layers.items() if not positive(count)]
+
+
+def _network_failures(scenario: dict[str, Any]) -> list[str]:
+    jobs = jobs_of(scenario)
+    if not jobs:
+        return ["no jobs reported"]
+    return [f"job {j.get('name')}: network {network_state(j)}" for j in jobs if network_state(j) != "clean"]
+
+
+def _host_failures(scenario: dict[str, Any]) -> list[str]:
+    host = scenario.get("host")
+    if not isinstance(host, dict) or not isinstance(host.get("checks"), dict) or not host["checks"]:
+        return ["host health not checked"]
+    failed = [f"host {check} failed" for check in host_failed(host)]
+    return failed + [f"host {check} not checked: {why}" for check, why in host_unchecked(host).items()]
+
+
+def host_failed(host: dict[str, Any]) -> list[str]:
+    """The checks that ran and failed (a state that does not say ok is a failure)."""
+    checks = host.get("checks")
+    items = checks.items() if isinstance(checks, dict) else []
+    return [str(check) for check, state in items if not (isinstance(state, dict) and state.get("ok") is True)]
+
+
+def host_unchecked(host: dict[str, Any]) -> dict[str, str]:
+    """Each check this kind of host can run that has no result, and why: absent evidence is no pass. A check the
+    host cannot run (a namespace host has no systemd: `services`) is said (`host_not_applicable`), not failed."""
+    checks = host.get("checks") if isinstance(host.get("checks"), dict) else {}
+    said = host.get("not_checked") if isinstance(host.get("not_checked"), dict) else {}
+    missing = [check for check in checks_for(str(host.get("mode"))) if check not in (checks or {})]
+    return {check: str((said or {}).get(check) or "no result in the host report") for check in missing}
+
+
+def host_not_applicable(host: dict[str, Any]) -> dict[str, str]:
+    """The checks the report says this host cannot run, which its kind indeed cannot: said, never counted held."""
+    said = host.get("not_checked") if isinstance(host.get("not_checked"), dict) else {}
+    required = checks_for(str(host.get("mode")))
+    return {str(check): str(why) for check, why in (said or {}).items() if check not in required}
+
+
+def worst_by_cell(results: Iterable[T], cell: Callable[[T], Cell], verdict: Callable[[T], object]) -> dict[Cell, T]:
+    """One result per cell: where a cell was reported more than once, it holds only if every result held,
+    so a result that is not DENIED wins over one that is (the first of each kind)."""
+    cells: dict[Cell, T] = {}
+    for result in results:
+        key = cell(result)
+        if key not in cells or (verdict(cells[key]) == "DENIED" and verdict(result) != "DENIED"):
+            cells[key] = result
+    return cells
+
+
+def worst_result_by_cell(results: list[Result]) -> dict[Cell, Result]:
+    """`worst_by_cell` over results as the JSON holds them."""
+    return worst_by_cell(results, lambda r: (str(r.get("target")), str(r.get("channel"))), lambda r: r.get("verdict"))
+
+
+# --- reading the report: a malformed part reads as absent, which the rule above fails --------------------------
+
+
+def run_of(report: Report) -> dict[str, Any]:
+    run = report.get("run")
+    return run if isinstance(run, dict) else {}
+
+
+def scenarios_of(report: Report) -> dict[str, dict[str, Any]]:
+    scenarios = report.get("scenarios")
+    if not isinstance(scenarios, dict):
+        return {}
+    return {str(name): s for name, s in scenarios.items() if isinstance(s, dict)}
+
+
+def results_of(scenario: dict[str, Any]) -> list[Result]:
+    return [r for r in scenario.get("results") or [] if isinstance(r, dict)]
+
+
+def not_denied(scenario: dict[str, Any]) -> list[Result]:
+    return [r for r in results_of(scenario) if r.get("verdict") != "DENIED"]
+
+
+def jobs_of(scenario: dict[str, Any]) -> list[dict[str, Any]]:
+    return [j for j in scenario.get("jobs") or [] if isinstance(j, dict)]
+
+
+def network_of(job: dict[str, Any]) -> dict[str, Any]:
+    network = job.get("network")
+    return network if isinstance(network, dict) else {}
+
+
+def network_state(job: dict[str, Any]) -> str:
+    if not isinstance(job.get("network"), dict):
+        return "not traced"
+    return "clean" if network_of(job).get("clean") is True else "NOT CLEAN"
+
+
+def positive(count: Any) -> bool:
+    return isinstance(count, int) and not isinstance(count, bool) and count > 0

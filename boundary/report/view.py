@@ -1,0 +1,180 @@
+"""The view model every rendering draws: the words, not the markup.
+
+Cell text, the one legend, the verdict line, the side-by-side table, job rows and host rows are made here once;
+terminal.py, markdown.py and html.py only lay them out and escape them. A change of wording is one edit here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from boundary.report.passrule import (
+    Cell,
+    Report,
+    Result,
+    failures,
+    host_failed,
+    host_not_applicable,
+    host_unchecked,
+    network_of,
+    network_state,
+    results_of,
+    run_of,
+    scenario_failures,
+    scenarios_of,
+    worst_result_by_cell,
+)
+from boundary.verdict import Verdict
+
+# Each layer a DENIED result names: its cell text, and what the legend says it means.
+LAYERS = {
+    "agent permission": ("perm", "agent permission"),
+    "runner plugin": ("plugin", "runner plugin"),
+    "OS sandbox": ("os", "OS sandbox"),
+    "n/a": ("ok", "nothing found"),
+    "not run": ("norun", "planted code never ran"),
+}
+LAYER_SHORT = {layer: short for layer, (short, _) in LAYERS.items()}
+NO_RESULT = "·"  # a cell no probe reported
+NO_RESULT_MEANS = "not planned"
+# The verdicts that fail, INCONCLUSIVE last: it proves nothing either way, the others prove a breach.
+FAILING = [v.value for v in Verdict if v not in (Verdict.DENIED, Verdict.INCONCLUSIVE)] + [Verdict.INCONCLUSIVE.value]
+LEGEND = (
+    "cells: the layer that denied ("
+    + ", ".join(f"{short} = {meaning}" for short, meaning in LAYERS.values())
+    + f"); {', '.join(FAILING[:-1])} and {FAILING[-1]} fail; {NO_RESULT} = {NO_RESULT_MEANS}"
+)
+PASS_LINE = "PASS — every check held"
+JOB_COLUMNS = ["job", "wall s", "exit", "network", "inet peers", "unix sockets", "problems"]
+HOST_COLUMNS = ["check", "state", "before → after"]
+
+
+def verdict_line(report: Report) -> str:
+    """PASS, or FAIL with every reason: the line each rendering leads or ends with."""
+    reasons = failures(report)
+    return "FAIL — " + "; ".join(reasons) if reasons else PASS_LINE
+
+
+def cell_text(result: Result | None) -> str:
+    """A matrix cell: the layer that denied (short), or the verdict that fails."""
+    if result is None:
+        return NO_RESULT
+    if result.get("verdict") == "DENIED":
+        layer = str(result.get("layer"))
+        return LAYER_SHORT.get(layer, layer)
+    return str(result.get("verdict"))
+
+
+def cell_kind(result: Result | None) -> str:
+    """How a cell is marked: denied, leaked (any breach), inconclusive (also an unknown verdict), or none."""
+    if result is None:
+        return "none"
+    verdict = str(result.get("verdict"))
+    if verdict == "DENIED":
+        return "denied"
+    return "leaked" if verdict in FAILING[:-1] else "inconclusive"
+
+
+def matrix(scenario: dict[str, Any]) -> tuple[list[str], list[str], dict[Cell, Result]]:
+    """Targets and channels in first-seen order (the order the scenario ran them), and each cell's result."""
+    results = results_of(scenario)
+    targets = list(dict.fromkeys(str(r.get("target")) for r in results))
+    channels = list(dict.fromkeys(str(r.get("channel")) for r in results))
+    return targets, channels, worst_result_by_cell(results)
+
+
+def side_by_side(report: Report) -> tuple[list[str], list[list[str]]]:
+    """Agents, and per scenario a row: its name, then per agent `held` or why not (`-` where it did not run)."""
+    scenarios = scenarios_of(report)
+    agents = list(dict.fromkeys(_agent_of(name, s) for name, s in scenarios.items()))
+    rows: dict[str, list[str]] = {}
+    for name, scenario in scenarios.items():
+        base = name.rpartition("/")[2]
+        row = rows.setdefault(base, [base, *("-" for _ in agents)])
+        row[1 + agents.index(_agent_of(name, scenario))] = _outcome(name, scenario)
+    return agents, list(rows.values())
+
+
+def _agent_of(name: str, scenario: dict[str, Any]) -> str:
+    return str(scenario.get("agent") or name.rpartition("/")[0] or "?")
+
+
+def _outcome(name: str, scenario: dict[str, Any]) -> str:
+    results = results_of(scenario)
+    if not scenario_failures(name, scenario):
+        return f"held ({len(results)} probes)"
+    if scenario.get("errors"):
+        return "NOT COVERED" if "NOT COVERED" in " ".join(scenario["errors"]) else "ERROR"
+    bad = sum(1 for r in results if r.get("verdict") != "DENIED")
+    return f"FAILED ({bad} of {len(results)} not denied)" if bad else "FAILED"
+
+
+def not_applicable(scenario: dict[str, Any]) -> str:
+    kinds = ", ".join(str(kind) for kind in scenario.get("not_applicable") or [])
+    return f"not applicable: channels through a {kinds} tool ({scenario.get('agent')} has none) — not tried"
+
+
+def _version(report: Report, name: str) -> str:
+    versions = run_of(report).get("versions")
+    return str(versions.get(name, "unknown")) if isinstance(versions, dict) else "unknown"
+
+
+def stack(report: Report) -> tuple[str, str, list[str]]:
+    """Who ran what: runner, "agent version × sandbox version" per agent, and the host pieces sandboxes need."""
+    run = run_of(report)
+    agents = run.get("agents")
+    agents = agents if isinstance(agents, dict) else {}
+    pair = "; ".join(f"{a} {_version(report, a)} × {s} {_version(report, s)}" for a, s in agents.items()) or "?"
+    host = [
+        *(f"{name} {_version(report, name)}" for name in ("bwrap", "node", "kernel")),
+        f"tools {_version(report, 'tools')}",
+    ]
+    return str(run.get("runner", "?")), pair, host
+
+
+def offered_parts(offered: dict[str, Any]) -> list[tuple[str, str]]:
+    """The offered-tools check as (name, value) pairs: expected, added, missing, forbidden."""
+
+    def names(key: str) -> str:
+        return ", ".join(str(n) for n in offered.get(key) or []) or "none"
+
+    expected = f"{len(offered.get('expected') or [])} ({names('expected')})"
+    return [
+        ("expected", expected),
+        ("added", names("added")),
+        ("missing", names("missing")),
+        ("forbidden", names("forbidden")),
+    ]
+
+
+def job_row(job: dict[str, Any], marks: tuple[str, str]) -> list[str]:
+    """One job as text cells (JOB_COLUMNS); `marks` are the good/bad signs the output format renders best."""
+    network, state = network_of(job), network_state(job)
+    # Without a trace there is nothing to list: "—", not "none", which would claim the job was seen to be quiet.
+    peers = [
+        (", ".join(str(p) for p in network.get(key) or []) or "none") if network else "—" for key in ("inet", "unix")
+    ]
+    status = f"{marks[0] if state == 'clean' else marks[1]} {state}"
+    problems = "; ".join(str(p) for p in job.get("problems") or []) or "none"
+    return [str(job.get("name")), num(job.get("wall_s")), str(job.get("exit_code")), status, *peers, problems]
+
+
+def host_rows(host: dict[str, Any]) -> list[list[str]]:
+    """One row per host check (HOST_COLUMNS): held, failed, not checked (fails), or one this host cannot run."""
+    failed = host_failed(host)
+    checks = host.get("checks") if isinstance(host.get("checks"), dict) else {}
+    rows = [
+        [
+            str(c),
+            "✓ held" if c not in failed else f"✗ first failed {st.get('first_failed')}: {st.get('detail')}",
+            f"{st.get('before', '?')} → {st.get('after', '?')}",
+        ]
+        for c, st in (checks or {}).items()
+        if isinstance(st, dict)
+    ]
+    rows += [[c, f"✗ not checked: {why}", ""] for c, why in host_unchecked(host).items()]
+    return rows + [[c, f"not checked (this host cannot): {why}", ""] for c, why in host_not_applicable(host).items()]
+
+
+def num(value: Any, fmt: str = "{:.1f}") -> str:
+    return fmt.format(value) if isinstance(value, int | float) and not isinstance(value, bool) else "?"
