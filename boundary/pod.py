@@ -15,11 +15,11 @@ import shlex
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import psutil
 
+from boundary import proc
 from boundary.netns import BRIDGE_PORT, TRACED, NetnsError
 
 _INIT = """set -e
@@ -101,13 +101,15 @@ class Pod:
 
 def _init_pid(launcher: int, timeout_s: float = 10.0) -> int:
     """The pod's PID 1, seen from here: the launcher's descendant whose innermost PID is 1."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        for child in psutil.Process(launcher).children(recursive=True):
-            if _innermost_pid(child.pid) == 1:
-                return child.pid
-        time.sleep(0.02)
-    raise NetnsError(f"expected the shared job namespace's init under PID {launcher}; none appeared")
+
+    def init() -> int | None:
+        children = psutil.Process(launcher).children(recursive=True)
+        return next((child.pid for child in children if _innermost_pid(child.pid) == 1), None)
+
+    found = proc.wait_until(init, timeout_s, interval_s=0.02)
+    if found is None:
+        raise NetnsError(f"expected the shared job namespace's init under PID {launcher}; none appeared")
+    return found
 
 
 def _tree(pid: int) -> list[psutil.Process]:

@@ -32,10 +32,11 @@ from typing import Any
 TIMEOUT_S = 2.0
 MAX_FOUND = 400
 DISCOVER_S = 60.0  # every socket and listener tried within this, or the cut is said
+ANY_ADDRESS = {"0.0.0.0": "127.0.0.1", "::": "::1"}  # a listener on every address, reached on loopback
 # Not searched for sockets: the kernel's views, the distribution's read-only tree, package and git trees (half of a
 # busy disk's files, none of its sockets).
 PRUNED = ["-path", "/proc", "-o", "-path", "/sys", "-o", "-path", "/usr", "-o", "-name", "node_modules"]
-PRUNED += ["-o", "-name", ".git"]
+FIND_SOCKETS = ["find", "/", "(", *PRUNED, "-o", "-name", ".git", ")", "-prune", "-o", "-type", "s", "-print"]
 AUTH = b"\0AUTH EXTERNAL %s\r\n"
 # org.freedesktop.DBus.Hello, little-endian, serial 1: the first method call every bus client makes.
 HELLO = bytes.fromhex(
@@ -50,8 +51,7 @@ def say(label: str, outcome: str) -> None:
 
 
 def excerpt(data: bytes) -> str:
-    text = data.decode("utf-8", "replace")
-    return " ".join(text.split())[:400] or "(empty)"
+    return " ".join(data.decode("utf-8", "replace").split())[:400] or "(empty)"
 
 
 def failure(stage: str, error: BaseException) -> str:
@@ -72,10 +72,7 @@ def http_over(sock: socket.socket, connect_to: Any, host: str) -> str:
         sock.sendall(f"GET / HTTP/1.0\r\nHost: {host}\r\nMetadata-Flavor: Google\r\n\r\n".encode())
         stage = "recv"
         data = b""
-        while len(data) < 4096:
-            chunk = sock.recv(4096)
-            if not chunk:
-                break
+        while len(data) < 4096 and (chunk := sock.recv(4096)):
             data += chunk
         return f"answered {excerpt(data)}"
     except Exception as error:
@@ -84,21 +81,18 @@ def http_over(sock: socket.socket, connect_to: Any, host: str) -> str:
         sock.close()
 
 
-def http_tcp(address: str, port: int) -> str:
-    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+def http_stream(family: int, connect_to: Any, host: str) -> str:
+    """GET / over a new stream socket of `family` (TCP, or a unix socket: a path, or abstract as `\\0name`)."""
     try:
         sock = socket.socket(family, socket.SOCK_STREAM)
     except OSError as error:
         return failure("socket", error)
-    return http_over(sock, (address, port), address)
+    return http_over(sock, connect_to, host)
 
 
-def http_unix(path: str) -> str:
-    try:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    except OSError as error:
-        return failure("socket", error)
-    return http_over(sock, path, "localhost")
+def unix_address(path: str) -> str:
+    """A unix socket's address: `@name` (as /proc/net/unix lists an abstract socket) is `\\0name`."""
+    return "\0" + path[1:] if path.startswith("@") else path
 
 
 def proxy_for() -> str | None:
@@ -129,13 +123,12 @@ def http_via_proxy(url: str) -> str:
 
 def dbus_hello(path: str) -> str:
     """The D-Bus handshake as this user, then a `Hello` method call: the bus's answer names this connection."""
-    connect_to = "\0" + path[1:] if path.startswith("@") else path
     stage = "socket"
     try:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.settimeout(TIMEOUT_S)
         stage = "connect"
-        sock.connect(connect_to)
+        sock.connect(unix_address(path))
         stage = "auth"
         sock.sendall(AUTH % str(os.geteuid()).encode().hex().encode())
         said = sock.recv(4096)
@@ -152,17 +145,12 @@ def dbus_hello(path: str) -> str:
 
 def attempt(kind: str, where: dict[str, Any]) -> str:
     if kind == "tcp":
-        return http_tcp(where["address"], where["port"])
+        address = where["address"]
+        family = socket.AF_INET6 if ":" in address else socket.AF_INET
+        return http_stream(family, (address, where["port"]), address)
     if kind == "dbus":
         return dbus_hello(where["path"])
-    path = where["path"]
-    if path.startswith("@"):
-        try:
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        except OSError as error:
-            return failure("socket", error)
-        return http_over(sock, "\0" + path[1:], "localhost")
-    return http_unix(path)
+    return http_stream(socket.AF_UNIX, unix_address(where["path"]), "localhost")
 
 
 class Own:
@@ -173,11 +161,11 @@ class Own:
         self.path = os.path.join(os.getcwd(), ".boundary-reach-own.sock")
         self.opened: dict[str, str] = {}  # kind -> "" if listening, else where it failed
 
-    def open(self) -> None:
+    def open(self) -> Own:
         self.opened["tcp"] = self._listen(socket.AF_INET, ("127.0.0.1", self.port))
-        if os.path.lexists(self.path):
-            os.unlink(self.path)
+        self.close()  # a socket file left by an earlier run
         self.opened["unix"] = self._listen(socket.AF_UNIX, self.path)
+        return self
 
     def _listen(self, family: int, address: Any) -> str:
         stage = "socket"
@@ -217,8 +205,7 @@ _OWN: list[Own] = []
 def own_listeners(config: dict[str, Any]) -> Own:
     """The client's own listeners, opened once for every mode of this run."""
     if not _OWN:
-        _OWN.append(Own(config))
-        _OWN[0].open()
+        _OWN.append(Own(config).open())
     return _OWN[0]
 
 
@@ -229,8 +216,7 @@ def control(config: dict[str, Any]) -> None:
 
 
 def known(config: dict[str, Any]) -> None:
-    proxy = proxy_for()
-    if proxy is not None:
+    if (proxy := proxy_for()) is not None:
         say("env:proxy", f"named {proxy}")
     for target in config["targets"]:
         name, kind = target["name"], target["kind"]
@@ -243,13 +229,7 @@ def unix_sockets() -> list[str]:
     """Every unix socket the file system shows (but /proc and /sys), and every one /proc/net/unix names."""
     found: list[str] = []
     try:
-        listing = subprocess.run(
-            ["find", "/", "(", *PRUNED, ")", "-prune", "-o", "-type", "s", "-print"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        found += listing.stdout.splitlines()
+        found += subprocess.run(FIND_SOCKETS, capture_output=True, text=True, timeout=60).stdout.splitlines()
     except (OSError, subprocess.TimeoutExpired) as error:
         say("discover:find", failure("find", error))
     try:
@@ -294,9 +274,7 @@ def discover(config: dict[str, Any]) -> None:
     listeners = [(a, p) for a, p in listeners if p not in config["skip"]["ports"] and p != own.port]
     tries: list[tuple[str, str, dict[str, Any]]] = []
     tries += [(f"found:unix:{p}", "dbus" if "bus" in os.path.basename(p) else "unix", {"path": p}) for p in paths]
-    for address, port in listeners:
-        reach = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(address, address)
-        tries.append((f"found:tcp:{address}:{port}", "tcp", {"address": reach, "port": port}))
+    tries += [(f"found:tcp:{a}:{p}", "tcp", {"address": ANY_ADDRESS.get(a, a), "port": p}) for a, p in listeners]
     deadline = time.monotonic() + DISCOVER_S
     for done, (label, kind, where) in enumerate(tries):
         if done >= MAX_FOUND or time.monotonic() > deadline:  # what was not tried must not read as not there

@@ -22,6 +22,7 @@ OS_DENIALS = (
     "Read-only file system",
     "Not a directory",  # srt binds /dev/null over a denied path that does not exist yet…
     "File exists",  # …so creating a directory there fails this way
+    "No such device or address",  # /dev/tty of a shell the sandbox started in a session of its own
 )
 
 

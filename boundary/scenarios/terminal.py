@@ -5,7 +5,7 @@ that print mode refuses ("you haven't granted it yet") becomes a question, and a
 answers every question yes. The scenario shows which layer that removes (the agent permission
 layer, except for deny rules, which never ask) and that the OS sandbox must still hold the shell.
 Job A is cross_job's (print mode); job B probes the same targets through the same channels, so the
-two tables line up.
+two tables line up. Then job B's shell types into the operator's terminal (`terminal_input.py`).
 """
 
 from __future__ import annotations
@@ -22,9 +22,14 @@ import pyte
 from boundary import canary
 from boundary.job import JobOutcome
 from boundary.model import JobRecord, ModelServer, Script
+from boundary.probes import Target
 from boundary.runners.contract import Job, Runner
+from boundary.scenarios import terminal_input
+from boundary.scenarios.base import Cell, ProbeResult
 from boundary.scenarios.cross_job import CrossJob
+from boundary.scenarios.terminal_input import type_by_tiocsti
 from boundary.session import Session
+from boundary.text import excerpt
 
 # Claude Code 2.1.332's start-up questions, as its screen shows them (seen live): (what to find, the option to
 # pick, the key that moves the selection there). Answered ahead in its state (`_onboarded`); here if one comes.
@@ -54,10 +59,12 @@ class CarelessOperator:
     second prompt that looks like the first is never written out again in full.
     """
 
-    def __init__(self, server: ModelServer, key: str, final_text: str) -> None:
-        self.server, self.key, self.final_text = server, key, final_text
+    def __init__(self, server: ModelServer, key: str, final_text: str, watch: tuple[str, ...] = ()) -> None:
+        self.server, self.key, self.final_text, self.watch = server, key, final_text, watch
         self.approved: list[str] = []  # the permission prompts it said yes to, as the screen showed them
         self.dialogs: list[str] = []  # the start-up questions it said yes to
+        self.seen: set[str] = set()  # the markers of `watch` its screen showed
+        self.control: str | None = "the operator never typed its first message"  # None: typed by TIOCSTI
 
     def __call__(self, child: pexpect.spawn, deadline: float) -> None:
         screen = pyte.Screen(COLUMNS, ROWS)
@@ -84,6 +91,7 @@ class CarelessOperator:
             stream.feed(data)
             lines = [line.rstrip() for line in screen.display]
             text = "\n".join(lines)
+            self.seen |= {marker for marker in self.watch if marker in text}
             for name, (question, option, key) in DIALOGS.items():
                 if name in self.dialogs or question not in text:
                     continue
@@ -109,13 +117,15 @@ class CarelessOperator:
                     child.send(ENTER)
                     typed = True
                 elif "go" not in moved:
-                    child.send("go")
+                    self.control = type_by_tiocsti(child, "go")  # the control: keys pushed as a probe pushes them
+                    if self.control is not None:
+                        child.send("go")
                     moved.add("go")
-            if typed and interrupts == 0 and self.final_text in text and self._finished():
-                child.send(CTRL_C)  # the first clears the input and warns, the second leaves
+            if interrupts == 0 and typed and self.final_text in text and self._finished():
+                child.send(CTRL_C)  # the first clears the input (keys a probe typed may sit there) and warns
                 interrupts = 1
             elif interrupts == 1 and AGAIN in text:
-                child.send(CTRL_C)
+                child.send(CTRL_C)  # the second leaves; no third, which would interrupt what runs after it
                 interrupts = 2  # now only the end of its output
 
     def _finished(self) -> bool:
@@ -125,7 +135,8 @@ class CarelessOperator:
     def summary(self) -> str:
         dialogs = f"; start-up dialogs answered yes: {', '.join(self.dialogs)}" if self.dialogs else ""
         prompts = "; ".join(self.approved) or "none"
-        return f"operator approved {len(self.approved)} prompts: {prompts}{dialogs}"
+        control = "typed by TIOCSTI" if self.control is None else f"not typed by TIOCSTI: {self.control}"
+        return f"operator approved {len(self.approved)} prompts: {prompts}{dialogs}; its first message {control}"
 
 
 def _selected(lines: list[str], option: str) -> bool:
@@ -141,7 +152,7 @@ def _prompt(lines: list[str]) -> str | None:
         return None
     top = max((i for i in range(at) if re.fullmatch(r"\s*─{10,}\s*", lines[i])), default=-1)
     panel = " ".join(" ".join(line.split()) for line in lines[top + 1 : at] if line.strip() and "╌" not in line)
-    return panel if len(panel) <= 200 else panel[:199] + "…"
+    return excerpt(panel, 200)
 
 
 def interactive_argv(argv: list[str]) -> list[str]:
@@ -163,15 +174,28 @@ class Terminal(CrossJob):
     agents = frozenset({"claude"})
     in_default_run = False  # only with --scenario terminal: it attacks Claude Code alone
 
+    def plan(self, runner: Runner) -> list[Cell]:
+        return [*super().plan(runner), *terminal_input.CELLS]
+
+    def _run_job_b(self, runner: Runner, session: Session, job: Job, targets: list[Target]) -> list[ProbeResult]:
+        self._typed: list[ProbeResult] = []  # filled by run_job_b, which the cross-job run calls
+        return [*super()._run_job_b(runner, session, job, targets), *self._typed]
+
     def run_job_b(
         self, runner: Runner, session: Session, job: Job, script: Script
     ) -> tuple[JobOutcome, JobRecord, str]:
         job = replace(job, argv=interactive_argv(job.argv))
         _onboarded(job)
+        probes = terminal_input.plan_probes(runner)
+        script.add_calls([p.call for p in probes], runner.agent.serial_tools)  # last: the keys land in the input box
         script.final_text = f"probes-finished-{canary.new_canary()}"  # the operator leaves once it is on screen
-        operator = CarelessOperator(session.server, f"{session.scenario}.{job.name}", script.final_text)
+        key, markers = f"{session.scenario}.{job.name}", tuple(p.marker for p in probes)
+        operator = CarelessOperator(session.server, key, script.final_text, markers)
         outcome, record = session.run(job, script, operator=operator)
         session.progress(f"[boundary] {self.name}: {operator.summary()}")
+        problems = session.problems_of(job.name)
+        judged = terminal_input.judge_all(runner, probes, operator, outcome.transcript, record, problems)
+        self._typed = [self.result(runner, p.cell, f, record.call_duration_s(p.call.id)) for p, f in judged]
         return outcome, record, operator.summary()
 
 
