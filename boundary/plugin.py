@@ -18,7 +18,6 @@ import pytest
 
 from boundary import tools
 from boundary.plugin_options import DEFAULT_RUNNER, add_options
-from boundary.plugin_setup import WORKDIR_PREFIX as WORKDIR_PREFIX  # also read here: tests/test_reach_judge.py
 from boundary.plugin_setup import keep_or_remove, make_workdir, preflight, progress_writer, reap_leftovers
 from boundary.report.record import RunRecord
 from boundary.report.renderings import suite_renderings, write_each

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from boundary import plugin
+from boundary import plugin_setup
 from boundary.nettrace import NetworkUse
 from boundary.reach_places import (
     OWN_PORT,
@@ -226,4 +226,4 @@ def test_nothing_is_served_in_a_real_hosts_run_nor_in_place_of_a_socket_there(tm
 
 
 def test_other_harness_runs_are_recognised_by_the_plugins_prefix():
-    assert plugin.WORKDIR_PREFIX == RUNS_PREFIX
+    assert plugin_setup.WORKDIR_PREFIX == RUNS_PREFIX
