@@ -105,7 +105,26 @@ def summarise(walls: list[float], reports: list[dict[str, Any]], floor: list[flo
         f"model server: {len(latencies)} requests, p50 {percentile(latencies, 0.5) * 1000:.1f} ms, "
         f"p99 {percentile(latencies, 0.99) * 1000:.1f} ms",
         *host_lines(reports),
+        *phase_lines(reports),
     ]
+
+
+def phase_lines(reports: list[dict[str, Any]]) -> list[str]:
+    """Per agent, where its jobs' time went (medians): start-up to the first model request, the script, the end."""
+    by_agent: dict[str, list[dict[str, float]]] = {}
+    for report in reports:
+        for scenario in (report.get("scenarios") or {}).values():
+            phases = [job["phases"] for job in scenario.get("jobs") or [] if job.get("phases")]
+            by_agent.setdefault(str(scenario.get("agent")), []).extend(phases)
+    lines = []
+    for agent, phases in sorted(by_agent.items()):
+        if phases:
+            part = {key: statistics.median(p[key] for p in phases) for key in ("startup_s", "script_s", "end_s")}
+            lines.append(
+                f"jobs of {agent}: median start-up {part['startup_s']:.1f} s, script {part['script_s']:.1f} s, "
+                f"end {part['end_s']:.1f} s (to the first model request, to the last, to the exit; {len(phases)} jobs)"
+            )
+    return lines
 
 
 def host_lines(reports: list[dict[str, Any]]) -> list[str]:

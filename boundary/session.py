@@ -40,6 +40,20 @@ class JobReport:
     model_latencies_s: list[float] = field(default_factory=list)
     network: NetworkUse | None = None  # None: not traced
     started_at: float = 0.0  # epoch seconds: the bench lays jobs on one time line (their critical path)
+    requested_at: list[float] = field(default_factory=list)  # epoch seconds of each model request
+
+    def phases(self) -> dict[str, float] | None:
+        """Where the job's time went: start-up (to its first model request), its script (to its last request),
+        and its end (from then to its exit). None: it never asked the model."""
+        if not self.requested_at:
+            return None
+        first, last = min(self.requested_at), max(self.requested_at)
+        ended = self.started_at + self.wall_s
+        return {
+            "startup_s": round(first - self.started_at, 3),
+            "script_s": round(last - first, 3),
+            "end_s": round(ended - last, 3),
+        }
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -50,6 +64,7 @@ class JobReport:
             "exit_code": self.exit_code,
             "problems": self.problems,
             "model_latencies_s": [round(latency, 4) for latency in self.model_latencies_s],
+            "phases": self.phases(),
             "network": None
             if self.network is None
             else {
@@ -195,7 +210,15 @@ class Session:
         offered = sorted(record.offered_union())
         self.jobs.append(
             JobReport(
-                key, outcome.wall_s, offered, outcome.exit_code, problems, record.latencies_s, network, started_at
+                key,
+                outcome.wall_s,
+                offered,
+                outcome.exit_code,
+                problems,
+                record.latencies_s,
+                network,
+                started_at,
+                record.requested_at,
             )
         )
         return outcome, record

@@ -70,3 +70,17 @@ def test_the_summary_gives_the_ratio_to_the_floor_and_the_harness_share() -> Non
     report = {"scenarios": {"a": {"jobs": [{"started_at": 0.0, "wall_s": 60.0}], "results": []}}}
     lines = summarise([100.0], [report], floor=[80.0])
     assert "1.25× its floor" in lines[1] and "40% of wall time outside every job" in lines[3]
+
+
+def test_a_jobs_time_is_split_at_its_first_and_last_model_request() -> None:
+    from boundary.bench import phase_lines
+    from boundary.session import JobReport
+
+    job = JobReport("s.job-b", 10.0, [], 0, [], started_at=100.0, requested_at=[106.0, 107.5, 109.0])
+    assert job.phases() == {"startup_s": 6.0, "script_s": 3.0, "end_s": 1.0}
+    assert JobReport("s.job-a", 4.0, [], 1, []).phases() is None  # it never asked: nothing to split
+    report = {"scenarios": {"opencode/x": {"agent": "opencode", "jobs": [job.as_dict()]}}}
+    assert phase_lines([report]) == [
+        "jobs of opencode: median start-up 6.0 s, script 3.0 s, end 1.0 s "
+        "(to the first model request, to the last, to the exit; 1 jobs)"
+    ]

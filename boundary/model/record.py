@@ -18,6 +18,7 @@ class JobRecord:
     requests: int = 0
     finished: bool = False
     latencies_s: list[float] = field(default_factory=list)
+    requested_at: list[float] = field(default_factory=list)  # epoch seconds of each request: where a job's time went
     issued_at: dict[str, float] = field(default_factory=dict)
     answered_at: dict[str, float] = field(default_factory=dict)
     checkpoints_done: set[int] = field(default_factory=set)
@@ -33,6 +34,7 @@ class JobRecord:
         with self._lock:
             self.requests += 1
             self.latencies_s.append(latency_s)
+            self.requested_at.append(time.time() - latency_s)
             if offered is not None:
                 self.offered.append(offered)
 
