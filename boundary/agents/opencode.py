@@ -125,6 +125,8 @@ class OpenCode:
             "model": "scripted/m",
             "autoupdate": False,
             "share": "disabled",
+            # No undo in a headless job: without this, each step runs some twenty git commands to snapshot the tree.
+            "snapshot": False,
             "permission": permission,
             "plugin": plugins,
         }

@@ -285,7 +285,8 @@ function launcherScript(readonly, checkout, hidden) {
   return `#!/bin/bash
 # runner launcher: start the agent; what the checkout carries for agents is hidden at each start.
 set -euo pipefail
-args=(--dev-bind / / --die-with-parent)
+# An IPC namespace of its own: System V objects and POSIX queues are not files, so no path rule hides them.
+args=(--dev-bind / / --die-with-parent --unshare-ipc)
 for file in ${readonly.map(shellQuote).join(" ")}; do args+=(--ro-bind "$file" "$file"); done
 for relative in ${hidden.map(shellQuote).join(" ")}; do
   path=${shellQuote(checkout)}/"$relative"
@@ -495,6 +496,8 @@ export class OpencodeRunner {
       model: "scripted/m",
       autoupdate: false,
       share: "disabled",
+      // No undo in a headless job: without this, each step runs some twenty git commands to snapshot the tree.
+      snapshot: false,
       permission: this.permission(paths),
       plugin: [[pathToFileURL(guard).href, this.guardOptions(paths)]],
       // Removed three times over: not offered (here), denied (permission), refused (guard).
