@@ -22,7 +22,8 @@ from boundary.sandboxes import Sandbox, ShellPolicy, get_sandbox
 LAUNCHER = """#!/bin/bash
 # boundary reference runner: start the agent; what the checkout carries for agents is hidden at each start.
 set -euo pipefail
-args=(--dev-bind / / --die-with-parent)
+# An IPC namespace of its own: System V objects and POSIX queues are not files, so no path rule hides them.
+args=(--dev-bind / / --die-with-parent --unshare-ipc)
 for file in {readonly}; do args+=(--ro-bind "$file" "$file"); done
 for relative in {hidden}; do
   path={checkout}/"$relative"
@@ -42,6 +43,7 @@ class ReferenceRunner(ABC):
     protected: ClassVar[tuple[str, ...]]  # checkout-relative paths no channel of the job may write
     agent: Agent
     denials: dict[str, tuple[str, ...]]
+    launcher: ClassVar[str] = LAUNCHER  # a format string: readonly, checkout, hidden
 
     def __init__(self, sandbox: str | None = None) -> None:
         self.sandbox: Sandbox = get_sandbox(sandbox or self.default_sandbox)
@@ -104,7 +106,7 @@ class ReferenceRunner(ABC):
         written = [p for p in paths.runner_dir.rglob("*") if p.is_file() and not p.is_symlink()]
         readonly = " ".join(shlex.quote(str(p)) for p in [*written, launcher])
         hidden = " ".join(shlex.quote(relative) for relative in self.hidden_paths)
-        text = LAUNCHER.format(readonly=readonly, checkout=shlex.quote(str(paths.checkout)), hidden=hidden)
+        text = self.launcher.format(readonly=readonly, checkout=shlex.quote(str(paths.checkout)), hidden=hidden)
         launcher.write_text(text)
         launcher.chmod(0o755)
         return [str(launcher), *agent_argv]

@@ -464,7 +464,8 @@ say() { echo "codex-unprivileged launcher: $*" >&2; }
 entry=$(getent passwd "$user") || { say "no user $user on this host: did the runner's hook run?"; exit 70; }
 IFS=: read -r _ _ found_uid found_gid _ <<<"$entry"
 [[ $found_uid == "$uid" && $found_gid == "$gid" ]] || { say "user $user is $found_uid:$found_gid, expected $uid:$gid"; exit 70; }
-args=(--dev-bind / / --die-with-parent)
+# An IPC namespace of its own: System V objects and POSIX queues are not files, so no path rule hides them.
+args=(--dev-bind / / --die-with-parent --unshare-ipc)
 for relative in "${hidden[@]}"; do
   path=$checkout/$relative
   if [[ -d $path && ! -L $path ]]; then args+=(--tmpfs "$path")
