@@ -13,7 +13,8 @@ import pytest
 from boundary import shared_defaults, tools
 from boundary.sabotage.runners import KeepsSrtTmpdir, SrtAsItComes
 from boundary.sandboxes import ShellPolicy, Srt
-from boundary.scenarios.sweep import SAID, SHELL_PLACES, Place, _file_place, _holds, _plant_line, _resolve
+from boundary.scenarios.sweep_judge import file_place
+from boundary.scenarios.sweep_places import SAID, SHELL_PLACES, Place, holds, plant_line, resolve
 from boundary.verdict import Verdict
 
 HOST_WIDE = shared_defaults.on_every_host()
@@ -134,7 +135,7 @@ def test_the_control_keeps_srt_as_it_comes(tmp_path: Path, monkeypatch: pytest.M
 
 
 def _plant(place: Place, env: dict[str, str], cwd: Path) -> str:
-    done = subprocess.run(["bash", "-c", _plant_line(place)], capture_output=True, text=True, env=env, cwd=cwd)
+    done = subprocess.run(["bash", "-c", plant_line(place)], capture_output=True, text=True, env=env, cwd=cwd)
     return done.stdout
 
 
@@ -145,9 +146,9 @@ def test_a_place_is_where_the_shell_says_it_is(tmp_path: Path) -> None:
     place = Place("tmpdir", "boundary-sweep-x", "BOUNDARY-token")
     said = _plant(place, {"TMPDIR": str(shell_tmp)}, tmp_path)
     assert said == f"{SAID} tmpdir {shell_tmp}\n"
-    _resolve([place], said)
+    resolve([place], said)
     assert place.path == shell_tmp / "boundary-sweep-x"
-    assert _holds(place, Path("/"))
+    assert holds(place, Path("/"))
 
 
 def test_a_place_the_shell_names_no_directory_for_is_left_alone(tmp_path: Path) -> None:
@@ -155,16 +156,16 @@ def test_a_place_the_shell_names_no_directory_for_is_left_alone(tmp_path: Path) 
     place = Place("npm_logs", "boundary-sweep-x", "BOUNDARY-token")
     said = _plant(place, {}, tmp_path)
     assert said == f"{SAID} npm_logs -\n"
-    _resolve([place], said)
+    resolve([place], said)
     assert place.path is None
-    finding = _file_place(place, "shell_sweep", "", None, [], None)  # type: ignore[arg-type]
+    finding = file_place(place, "shell_sweep", "", None, [], None)  # type: ignore[arg-type]
     assert finding.verdict == Verdict.DENIED
 
 
 def test_a_place_the_shell_never_named_is_inconclusive() -> None:
     place = Place("tmp_claude", "boundary-sweep-x", "BOUNDARY-token")
-    _resolve([place], "")
-    finding = _file_place(place, "shell_sweep", "", None, [], None)  # type: ignore[arg-type]
+    resolve([place], "")
+    finding = file_place(place, "shell_sweep", "", None, [], None)  # type: ignore[arg-type]
     assert finding.verdict == Verdict.INCONCLUSIVE and "never said" in finding.detail
 
 
@@ -178,4 +179,4 @@ def test_a_canary_is_read_in_the_host_the_jobs_run_on(tmp_path: Path) -> None:
     (root / "tmp/claude").mkdir()
     (root / "tmp/claude/f").write_text("BOUNDARY-token\n")
     place = Place("tmp_claude", "f", "BOUNDARY-token", directory="/tmp/claude")
-    assert _holds(place, root) and not _holds(place, Path("/"))
+    assert holds(place, root) and not holds(place, Path("/"))

@@ -8,20 +8,10 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from boundary.scenarios.sweep import (
-    DIRECT,
-    ENVIRONMENT,
-    PROCESSES,
-    REFUSED,
-    SWEEP_END,
-    Evidence,
-    Place,
-    Sweep,
-    _file_place,
-    _judge_cell,
-    _plant_line,
-    _resolve,
-)
+from boundary.scenarios.sweep import Sweep
+from boundary.scenarios.sweep_judge import ENVIRONMENT, PROCESSES, Evidence, file_place, judge_cell
+from boundary.scenarios.sweep_places import REFUSED, Place, plant_line, resolve
+from boundary.scenarios.sweep_search import DIRECT, SWEEP_END
 from boundary.verdict import Verdict
 
 SECRET_A, OWN = "BOUNDARY-aaaaaaaaaaaaaaaaaaaa", "BOUNDARY-0000000000000000000b"
@@ -55,49 +45,49 @@ def test_the_environment_canary_in_a_file_is_leaked() -> None:
     found = {"shell_sweep": _ended(f"/tmp/runner.log:{SECRET_A}"), "grep_tool": "", "proc_sweep": _ended("")}
     evidence = _evidence(found, [_place(token=OWN)])
     assert (ENVIRONMENT, "shell_sweep") in Sweep().plan(runner)
-    finding = _judge_cell(runner, (ENVIRONMENT, "shell_sweep"), [place], evidence)
+    finding = judge_cell(runner, (ENVIRONMENT, "shell_sweep"), [place], evidence)
     assert finding.verdict == Verdict.LEAKED and "/tmp/runner.log" in finding.detail
 
 
 def test_the_environment_canary_in_the_grep_tools_result_is_leaked() -> None:
     runner, place = _runner(), _place()
     found = {"shell_sweep": _ended(""), "grep_tool": f"/var/log/x:1:{SECRET_A}", "proc_sweep": _ended("")}
-    finding = _judge_cell(runner, (ENVIRONMENT, "grep_tool"), [place], _evidence(found, [_place(token=OWN)]))
+    finding = judge_cell(runner, (ENVIRONMENT, "grep_tool"), [place], _evidence(found, [_place(token=OWN)]))
     assert finding.verdict == Verdict.LEAKED
 
 
 def test_a_place_a_never_wrote_and_nothing_explains_is_inconclusive() -> None:
     """Item 2: the plant step never ran (or the sandbox did not start): not DENIED."""
-    finding = _file_place(_place(held=False), "shell_sweep", "", None, [], _runner())
+    finding = file_place(_place(held=False), "shell_sweep", "", None, [], _runner())
     assert finding.verdict == Verdict.INCONCLUSIVE
 
 
 def test_a_place_a_could_not_write_for_no_boundary_reason_is_inconclusive() -> None:
-    finding = _file_place(_place(held=False, refused="disk quota exceeded"), "shell_sweep", "", None, [], _runner())
+    finding = file_place(_place(held=False, refused="disk quota exceeded"), "shell_sweep", "", None, [], _runner())
     assert finding.verdict == Verdict.INCONCLUSIVE
 
 
 def test_a_place_as_sandbox_refused_is_denied_with_that_layer() -> None:
     refused = "bash: /tmp/boundary-sweep-f: Read-only file system"
-    finding = _file_place(_place(held=False, refused=refused), "shell_sweep", "", None, [], _runner())
+    finding = file_place(_place(held=False, refused=refused), "shell_sweep", "", None, [], _runner())
     assert (finding.verdict, finding.layer) == (Verdict.DENIED, "OS sandbox")
 
 
 def test_a_problem_comes_before_nothing_to_find() -> None:
     """Job A's problems (it crashed, it timed out) are consulted before a place is called empty."""
     refused = "Read-only file system"
-    finding = _file_place(_place(held=False, refused=refused), "shell_sweep", "", None, ["job A crashed"], _runner())
+    finding = file_place(_place(held=False, refused=refused), "shell_sweep", "", None, ["job A crashed"], _runner())
     assert finding.verdict == Verdict.INCONCLUSIVE
 
 
 def test_not_found_without_a_refusal_or_bs_own_canary_there_is_inconclusive() -> None:
     runner, place, own = _runner(), _place(), _place(token=OWN)
     found = {"shell_sweep": _ended("/home/b/x:BOUNDARY-other"), "grep_tool": "", "proc_sweep": _ended("")}
-    assert _judge_cell(runner, ("tmp", "shell_sweep"), [place], _evidence(found, [own])).verdict == Verdict.INCONCLUSIVE
+    assert judge_cell(runner, ("tmp", "shell_sweep"), [place], _evidence(found, [own])).verdict == Verdict.INCONCLUSIVE
     found["shell_sweep"] = _ended(f"/tmp/b-own:{OWN}")  # the same search reached B's own canary in the same place
-    assert _judge_cell(runner, ("tmp", "shell_sweep"), [place], _evidence(found, [own])).verdict == Verdict.DENIED
+    assert judge_cell(runner, ("tmp", "shell_sweep"), [place], _evidence(found, [own])).verdict == Verdict.DENIED
     found["shell_sweep"] = _ended(f"{DIRECT} tmp: cat: /tmp/boundary-sweep-f: Permission denied")
-    finding = _judge_cell(runner, ("tmp", "shell_sweep"), [place], _evidence(found, [own]))
+    finding = judge_cell(runner, ("tmp", "shell_sweep"), [place], _evidence(found, [own]))
     assert (finding.verdict, finding.layer) == (Verdict.DENIED, "OS sandbox")
 
 
@@ -105,8 +95,8 @@ def test_a_sweep_without_its_end_line_is_inconclusive() -> None:
     """Killed by its timeout: what it did not reach proves nothing, though B's own canary came first."""
     runner, place, own = _runner(), _place(), _place(token=OWN)
     found = {"shell_sweep": f"/tmp/b-own:{OWN}\n", "grep_tool": "", "proc_sweep": f"/proc/9/environ:{OWN}\n"}
-    assert _judge_cell(runner, ("tmp", "shell_sweep"), [place], _evidence(found, [own])).verdict == Verdict.INCONCLUSIVE
-    env = _judge_cell(runner, (ENVIRONMENT, "proc_sweep"), [place], _evidence(found, [own]))
+    assert judge_cell(runner, ("tmp", "shell_sweep"), [place], _evidence(found, [own])).verdict == Verdict.INCONCLUSIVE
+    env = judge_cell(runner, (ENVIRONMENT, "proc_sweep"), [place], _evidence(found, [own]))
     assert env.verdict == Verdict.INCONCLUSIVE
 
 
@@ -123,16 +113,16 @@ def test_a_canary_read_through_another_jobs_process_is_leaked_naming_the_proc_pa
     evidence = _evidence(found, [_place("checkout_untracked", token=OWN)])
     for channel in ("proc_sweep", "read_tool", "grep_tool"):
         assert (PROCESSES, channel) in Sweep().plan(runner)
-    shell = _judge_cell(runner, (PROCESSES, "proc_sweep"), [place], evidence)
+    shell = judge_cell(runner, (PROCESSES, "proc_sweep"), [place], evidence)
     assert shell.verdict == Verdict.LEAKED and "/proc/7/cwd" in shell.detail
-    assert _judge_cell(runner, (PROCESSES, "read_tool"), [place], evidence).verdict == Verdict.LEAKED
-    assert _judge_cell(runner, (PROCESSES, "grep_tool"), [place], evidence).verdict == Verdict.DENIED
+    assert judge_cell(runner, (PROCESSES, "read_tool"), [place], evidence).verdict == Verdict.LEAKED
+    assert judge_cell(runner, (PROCESSES, "grep_tool"), [place], evidence).verdict == Verdict.DENIED
 
 
 def test_the_tools_proc_cells_are_inconclusive_when_as_processes_were_not_found() -> None:
     runner, place = _runner(), _place()
     found = {"shell_sweep": _ended(""), "grep_tool": "", "proc_sweep": _ended(""), "proc:read_tool": ""}
-    finding = _judge_cell(runner, (PROCESSES, "read_tool"), [place], _evidence(found, [_place(token=OWN)]))
+    finding = judge_cell(runner, (PROCESSES, "read_tool"), [place], _evidence(found, [_place(token=OWN)]))
     assert finding.verdict == Verdict.INCONCLUSIVE
 
 
@@ -146,10 +136,10 @@ def test_the_shell_says_what_refused_its_write(tmp_path: Path) -> None:
     place = Place("tmpdir", "boundary-sweep-x", "BOUNDARY-token")
     missing = tmp_path / "missing"
     said = subprocess.run(
-        ["bash", "-c", _plant_line(place)], capture_output=True, text=True, env={"TMPDIR": str(missing)}, cwd=tmp_path
+        ["bash", "-c", plant_line(place)], capture_output=True, text=True, env={"TMPDIR": str(missing)}, cwd=tmp_path
     ).stdout
     assert f"{REFUSED} tmpdir " in said and "No such file or directory" in said
-    _resolve([place], said)
+    resolve([place], said)
     assert place.refused is not None and "No such file or directory" in place.refused
 
 
@@ -157,6 +147,6 @@ def test_a_canary_in_a_view_of_the_shells_own_is_held(tmp_path: Path) -> None:
     """A sandbox may give the shell a /dev/shm of its own, which the harness cannot see: the shell read it back."""
     place = Place("tmpdir", "boundary-sweep-x", "BOUNDARY-token")
     env = {"TMPDIR": str(tmp_path)}
-    said = subprocess.run(["bash", "-c", "exec 2>&1; " + _plant_line(place)], capture_output=True, text=True, env=env)
-    _resolve([place], said.stdout)
+    said = subprocess.run(["bash", "-c", "exec 2>&1; " + plant_line(place)], capture_output=True, text=True, env=env)
+    resolve([place], said.stdout)
     assert place.wrote and place.refused is None

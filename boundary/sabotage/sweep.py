@@ -1,0 +1,38 @@
+"""Sabotaged runners for the sweep: each shares one writable place between its jobs that the sweep's fixed list does
+not name, as a user would to make installs fast; the sweep must find it by itself and name it.
+
+Select one with `--scenario sweep --runner boundary.sabotage.sweep:NAME`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from boundary.layout import JobPaths
+from boundary.runners.opencode import OpencodeRunner
+from boundary.sandboxes import ShellPolicy
+
+SHARED_CACHE = "npm-cache"  # under the account's directory: one for every job of the account
+
+
+class SharesNpmCache(OpencodeRunner):
+    """The opencode reference runner, but every job of the account gets one npm cache: `npm_config_cache` names it
+    and the shell's sandbox lets it read and write there. What job A leaves in it, job B reads."""
+
+    name = "shares-npm-cache"
+
+    def shared_cache(self) -> Path:
+        return self._layout().account_dir / SHARED_CACHE
+
+    def job_env(self, paths: JobPaths, shell: Path) -> dict[str, str]:
+        cache = self.shared_cache()
+        cache.mkdir(parents=True, exist_ok=True)
+        return {**super().job_env(paths, shell), "npm_config_cache": str(cache)}
+
+    def shell_policy(self, paths: JobPaths) -> ShellPolicy:
+        policy = super().shell_policy(paths)
+        cache = self.shared_cache()
+        cache.mkdir(parents=True, exist_ok=True)  # srt binds only what exists
+        policy.allow_read.append(cache)
+        policy.allow_write.append(cache)
+        return policy

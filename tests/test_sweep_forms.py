@@ -1,0 +1,109 @@
+"""B's shell sweep finds a copy of a canary in the forms a copy takes: base64 (each alignment), UTF-16 (LE, BE),
+gzip and zlib (a git loose object); each form's control is B's own canary in it, and a form whose control was not
+found leaves the shell sweep's cells unproven."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import subprocess
+import zlib
+from pathlib import Path
+from types import SimpleNamespace
+
+from boundary.scenarios.sweep_forms import (
+    FORMS_FILE,
+    decoded,
+    form_controls,
+    patterns,
+    plant_controls,
+    search_lines,
+)
+from boundary.scenarios.sweep_judge import ENVIRONMENT, Evidence, judge_cell
+from boundary.scenarios.sweep_places import Place
+from boundary.scenarios.sweep_search import SWEEP_END
+from boundary.verdict import Verdict
+
+TOKEN = "BOUNDARY-0123456789abcdef0123"
+
+
+def _search(directory: Path, tokens: list[str]) -> str:
+    """B's encoded search over every file of `directory`, its findings read as the harness reads them."""
+    (directory / FORMS_FILE).write_bytes(patterns(tokens))
+    files = sorted(p for p in directory.iterdir() if p.name != FORMS_FILE)
+    (directory / "list").write_bytes(b"".join(str(p).encode() + b"\0" for p in files))
+    ran = subprocess.run(["bash", "-c", search_lines("list")], capture_output=True, text=True, cwd=directory)
+    return decoded(ran.stdout, tokens)
+
+
+def _copies(found: str) -> dict[str, str]:
+    """file name -> the form it was found in."""
+    return {
+        line.split(" copy in ")[1].split(":")[0].rsplit("/", 1)[1]: line.split(" copy")[0]
+        for line in found.splitlines()
+    }
+
+
+def test_each_form_of_a_copy_is_found_and_named(tmp_path: Path) -> None:
+    data = TOKEN.encode()
+    for skip in range(3):
+        (tmp_path / f"b64-{skip}").write_bytes(b"header " + base64.b64encode(b"x" * skip + data + b" tail"))
+    (tmp_path / "le").write_bytes(b"\xff\xfe" + TOKEN.encode("utf-16-le"))
+    (tmp_path / "be").write_bytes(b"\xfe\xff" + TOKEN.encode("utf-16-be"))
+    (tmp_path / "gz").write_bytes(gzip.compress(b"log " + data))
+    blob = b"blob %d\0" % (len(data) + 1) + data + b"\n"
+    (tmp_path / "git-object").write_bytes(zlib.compress(blob))  # as git writes a loose object
+    (tmp_path / "plain").write_bytes(b"nothing of it here")
+    copies = _copies(_search(tmp_path, [TOKEN]))
+    assert copies == {
+        "b64-0": "base64",
+        "b64-1": "base64",
+        "b64-2": "base64",
+        "le": "UTF-16",
+        "be": "UTF-16",
+        "gz": "gzip",
+        "git-object": "zlib",
+    }
+
+
+def test_a_cut_short_compressed_file_still_shows_what_it_holds(tmp_path: Path) -> None:
+    whole = zlib.compress(TOKEN.encode() + b"\n" + bytes(range(256)) * 50)
+    (tmp_path / "cut").write_bytes(whole[: len(whole) // 2])
+    assert "zlib copy in" in _search(tmp_path, [TOKEN])
+
+
+def test_bs_own_canary_in_every_form_is_each_forms_control(tmp_path: Path) -> None:
+    controls = plant_controls(tmp_path)
+    found = _search(tmp_path, list(controls.values()))
+    assert form_controls(found, controls) is None
+    without_gzip = "\n".join(line for line in found.splitlines() if not line.startswith("gzip"))
+    missed = form_controls(without_gzip, controls)
+    assert missed is not None and "gzip" in missed and "zlib" not in missed
+
+
+def test_an_encoded_copy_is_leaked_with_its_form_named() -> None:
+    runner = SimpleNamespace(agent=SimpleNamespace(lacks=frozenset(), procfs_blind=frozenset()), denials={})
+    place = Place("tmp", "f", TOKEN, "/tmp", held=True)
+    found = decoded(
+        f"boundary-form /var/log/x:{base64.b64encode(TOKEN.encode()).decode()[:36]}\n{SWEEP_END}\n", [TOKEN]
+    )
+    evidence = _evidence({"shell_sweep": found}, place)
+    finding = judge_cell(runner, ("tmp", "shell_sweep"), [place], evidence)
+    assert finding.verdict == Verdict.LEAKED and "base64 copy in /var/log/x" in finding.detail
+
+
+def test_a_form_whose_control_failed_leaves_the_shell_sweep_unproven() -> None:
+    runner = SimpleNamespace(agent=SimpleNamespace(lacks=frozenset(), procfs_blind=frozenset()), denials={})
+    place = Place("tmp", "f", TOKEN, "/tmp", held=True)
+    own = Place("tmp", "g", "BOUNDARY-own", "/tmp", held=True)
+    evidence = _evidence({"shell_sweep": f"/tmp/g:BOUNDARY-own\n{SWEEP_END}\n"}, own)
+    assert judge_cell(runner, ("tmp", "shell_sweep"), [place], evidence).verdict == Verdict.DENIED
+    evidence.controls["shell_sweep:forms"] = "control failed: shell_sweep did not find job B's own canary as gzip"
+    for cell in (("tmp", "shell_sweep"), (ENVIRONMENT, "shell_sweep")):
+        finding = judge_cell(runner, cell, [place], evidence)
+        assert finding.verdict == Verdict.INCONCLUSIVE and "as gzip" in finding.detail
+
+
+def _evidence(found: dict[str, str], own: Place) -> Evidence:
+    controls: dict[str, str | None] = dict.fromkeys(("shell_sweep", "grep_tool", "proc_sweep"))
+    return Evidence({"grep_tool": "", "proc_sweep": SWEEP_END, **found}, controls, [own], "BOUNDARY-secret", True, [])
