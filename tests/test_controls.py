@@ -117,6 +117,10 @@ def test_an_unconfined_shell_finds_everything_a_running_job_left(pytester: pytes
         }
         wrote |= set() if agent == "codex" else {"data_home"}  # codex's environment names no XDG_DATA_HOME
         assert {target: shell[target] for target in wrote} == dict.fromkeys(wrote, "LEAKED"), agent
+        # One network namespace (the pod's) and no seccomp: B connects to the socket A holds. The runner's
+        # launcher still gives each agent its own IPC namespace: A's System V and POSIX queues stay its own.
+        assert shell["ipc/abstract_socket"] == "LEAKED", agent
+        assert {shell[f"ipc/{kind}"] for kind in ("sysv_shm", "sysv_msg", "posix_mqueue")} == {"DENIED"}, agent
     assert not list(Path("/tmp").glob("boundary-sweep-*")), "the sweep left A's canaries in /tmp"
 
 

@@ -4,8 +4,8 @@ jobs that no fixed place names — one npm cache for the account — fails, the 
 from __future__ import annotations
 
 import pytest
-
-from tests.test_controls import run_suite, scenario
+from live import run_suite
+from test_controls import scenario
 
 pytestmark = pytest.mark.live
 

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from boundary import canary
 from boundary.model import JobRecord, Script
 from boundary.runners.contract import Job, Runner
+from boundary.scenarios import sweep_ipc
 from boundary.scenarios.base import JOB_A, JOB_B, Cell, ProbeResult, Scenario
 from boundary.scenarios.common import REPOSITORY_FILES
 from boundary.scenarios.sweep_discover import (
@@ -31,6 +32,7 @@ from boundary.scenarios.sweep_discover import (
     read_discovery,
 )
 from boundary.scenarios.sweep_forms import FORMS_FILE, decoded, form_controls, patterns, plant_controls
+from boundary.scenarios.sweep_ipc import IpcEvidence, IpcTokens
 from boundary.scenarios.sweep_judge import ENVIRONMENT, PROCESSES, Evidence, judge_cell, process_channels
 from boundary.scenarios.sweep_places import (
     FILE_PLACES,
@@ -70,7 +72,8 @@ class Sweep(Scenario):
             *((ENVIRONMENT, c) for c in ("proc_sweep", *files)),
             *((PROCESSES, c) for c in process_channels(runner)),
             *((p, c) for p in [*FILE_PLACES, DISCOVERED] for c in files),
-        ]  # sweep_ipc.py's `cells()` join here, judged by its `judge` from B's `OUTPUT` file
+            *sweep_ipc.cells(),
+        ]
 
     def run(self, runner: Runner, session: Session) -> list[ProbeResult]:
         session.set_up(runner, REPOSITORY_FILES)
@@ -85,14 +88,17 @@ class Sweep(Scenario):
             (job_b.checkout / f"own-{canary.new_canary()}.txt").write_text(own + "\n")
             a_tokens = [secret_a, *(p.token for p in [*places, *sides.a.places])]
             in_forms = _plant_forms(job_b, a_tokens)
+            ipc = (IpcTokens.new(), IpcTokens.new())  # A's kernel objects, and B's own (their controls)
             try:
-                record, a_running = self._sweep(runner, session, (job_a, job_b), (places, own_places), sides, started)
+                jobs, both = (job_a, job_b), (places, own_places)
+                record, a_running, verified = self._sweep(runner, session, jobs, both, sides, started, ipc)
                 said = results_of(runner, session, job_b, ("b-plant", "b-discover"))
                 resolve([*own_places, *sides.b.places], said, _write_tool(record, runner))
                 read_discovery(sides.b, said)
                 own_places = [with_held(place, root) for place in own_places]
                 sides.b.places = [with_held(place, root) for place in sides.b.places]
             finally:
+                sweep_ipc.clean(ipc, session.pod.pid if session.pod is not None else None)
                 clean([*places, *own_places, *sides.a.planted, *sides.b.planted], root)
             found = found_by(runner, record, job_b)
             found["shell_sweep"] = decoded(found["shell_sweep"], [*a_tokens, *in_forms.values()])
@@ -100,7 +106,14 @@ class Sweep(Scenario):
             controls["shell_sweep:forms"] = form_controls(found["shell_sweep"], in_forms)
             problems = [*session.problems_of(JOB_A), *session.problems_of(JOB_B)]
             evidence = Evidence(found, controls, own_places, secret_a, a_running, problems, sides)
-            return [self.result(runner, cell, judge_cell(runner, cell, places, evidence)) for cell in self.plan(runner)]
+            held = IpcEvidence(
+                _text(job_a, sweep_ipc.STATUS), _text(job_b, sweep_ipc.OUTPUT), a_running, problems, verified
+            )
+            in_kernel = dict(zip(sweep_ipc.cells(), sweep_ipc.judge(*ipc, held, runner.denials), strict=True))
+            return [
+                self.result(runner, cell, in_kernel.get(cell) or judge_cell(runner, cell, places, evidence))
+                for cell in self.plan(runner)
+            ]
 
     def _sweep(
         self,
@@ -110,11 +123,13 @@ class Sweep(Scenario):
         places: tuple[list[Place], list[Place]],
         sides: Sides,
         started: int,
-    ) -> tuple[JobRecord, bool]:
-        """A plants and waits; once it has, the harness reads where, then B plants its own and searches."""
+        ipc: tuple[IpcTokens, IpcTokens],
+    ) -> tuple[JobRecord, bool, frozenset[str] | None]:
+        """A plants and waits; once it has, the harness reads where, then B plants its own and searches. Also which
+        of A's kernel objects the harness saw in A's namespaces."""
         (job_a, job_b), (a_places, b_places) = jobs, places
         planted = threading.Event()
-        script_a = _plant_script(runner, a_places, sides.a, planted.set)
+        script_a = _plant_script(runner, a_places, sides.a, planted.set, ipc[0])
         thread = threading.Thread(target=session.run, args=(job_a, script_a), name="sweep-job-a", daemon=True)
         thread.start()
         try:
@@ -129,8 +144,12 @@ class Sweep(Scenario):
             pids = pids_of(session, job_a.env[SECRET_ENV])
             searched = [*a_places, *sides.a.planted]
             script_b = sweep_script(runner, job_b, started, searched, b_places, pids, sides.b)
+            # Last: what it writes holds A's canaries when it finds them, and no later search should count them again.
+            script_b.add_step(script(runner, "ipc_sweep", sweep_ipc.search_lines(*ipc), timeout_s=PLANT_TIMEOUT_S))
+            sweep_ipc.wait_planted(job_a.checkout / sweep_ipc.STATUS, PLANT_TIMEOUT_S)
+            verified = sweep_ipc.verify(ipc[0], sweep_ipc.holder_pid(ipc[0]))
             _, record = session.run(job_b, script_b)
-            return record, thread.is_alive()
+            return record, thread.is_alive(), verified
         finally:
             (job_a.checkout / DONE_FLAG).touch()
             thread.join(PLANT_TIMEOUT_S)
@@ -149,13 +168,22 @@ def _write_tool(record: JobRecord, runner: Runner) -> str:
     return runner.agent.full_result(result) if result is not None else ""
 
 
-def _plant_script(runner: Runner, places: list[Place], discovery: Discovery, planted: Callable[[], None]) -> Script:
+def _plant_script(
+    runner: Runner, places: list[Place], discovery: Discovery, planted: Callable[[], None], ipc: IpcTokens
+) -> Script:
     """A writes every canary (its file tool too, and wherever else it finds it may write), says so through a
-    checkpoint, then waits for B to finish."""
+    checkpoint, then makes its kernel objects and holds them while it waits for B to finish: made in the call that
+    waits, they outlive no call and no per-call namespace of the sandbox."""
     script_ = Script()
     plant_steps(runner, script_, places, "a", discover_lines(discovery))
     script_.checkpoint(planted)
-    # sweep_ipc.py's `plant_lines(tokens, DONE_FLAG)` goes first in this step (its objects live as long as it).
     wait = f"while [ ! -e {DONE_FLAG} ]; do sleep 0.2; done; echo swept"
-    script_.add_step(script(runner, "a-wait", wait, timeout_s=PLANT_TIMEOUT_S * 2))
+    held = f"{sweep_ipc.plant_lines(ipc, DONE_FLAG)}\n{wait}"
+    script_.add_step(script(runner, "a-wait", held, timeout_s=PLANT_TIMEOUT_S * 2))
     return script_
+
+
+def _text(job: Job, name: str) -> str:
+    """A file the job's shell wrote in its checkout ('' when there is none)."""
+    path = job.checkout / name
+    return path.read_text(errors="replace") if path.is_file() else ""
