@@ -155,6 +155,16 @@ def test_missing_plugin_leaks_through_a_symlink(pytester: pytest.Pytester) -> No
     assert scenario(report)["layers"]["runner plugin"] == 0
 
 
+def test_a_guard_that_compares_paths_as_strings_lets_the_prefix_named_job_in(pytester: pytest.Pytester) -> None:
+    """Job B is `job-b`, job A `job-b.data-a`: B's roots are string prefixes of A's, so a guard comparing with a bare
+    `startsWith(root)` lets a symlink in B's checkout resolve into A's checkout and A's data directory."""
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:PrefixGuard", *CROSS_JOB)
+    assert result.ret == 1
+    leaked = verdicts(report, "read_symlink")
+    assert {leaked[target] for target in ("checkout_file", "saved_output")} == {"LEAKED"}, leaked
+    result.stdout.fnmatch_lines(["*LEAKED: checkout_file via read_symlink: canary came back*"])
+
+
 def test_shared_data_dir_leaks_saved_output(pytester: pytest.Pytester) -> None:
     """Incident 1: jobs of one account share a data directory, so B reads A's saved output."""
     result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:SharedDataDir", *CROSS_JOB)

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from boundary.agents.opencode import GUARD_PLUGIN
 from boundary.host.base import RESOLVED_PROCESS
 from boundary.layout import JobPaths
 from boundary.runners.contract import Job
@@ -238,3 +239,21 @@ class OpencodeDefaults(SharedDataDir):
 
     def plugins(self, paths: JobPaths) -> list[Any]:
         return []
+
+
+class PrefixGuard(OpencodeRunner):
+    """The guard compares paths as strings (`startsWith(root)`, the class of Claude Code CVE-2025-54794): job B's
+    roots `…/job-b` and `…/job-b.data` are string prefixes of job A's `…/job-b.data-a` and `…/job-b.data-a.data`,
+    so B's file tools read A's checkout and saved output."""
+
+    name = "prefix-guard"
+
+    def guard_uri(self) -> str:
+        naive = self._layout().state / "prefix-guard.js"
+        if not naive.exists():
+            text = GUARD_PLUGIN.read_text()
+            exact = "p.startsWith(root + path.sep)"
+            if exact not in text:
+                raise RuntimeError(f"the guard no longer compares roots as `{exact}`: update this sabotage")
+            naive.write_text(text.replace(exact, "p.startsWith(root)"))
+        return naive.as_uri()
