@@ -10,6 +10,7 @@ from typing import Any, cast
 from boundary.layout import JobPaths
 from boundary.runners.claude import ClaudeRunner
 from boundary.runners.opencode import OpencodeRunner
+from boundary.sabotage.runners import WithSrtVariant
 from boundary.sandboxes import ShellPolicy, Srt
 
 DOCKER_SOCKET = "/run/docker.sock"
@@ -26,17 +27,13 @@ class SrtWithUnixSockets(Srt):
         return settings
 
 
-class LetsJobsUseDocker(OpencodeRunner):
+class LetsJobsUseDocker(WithSrtVariant):
     """The opencode reference runner, but its jobs' shells may use Docker: srt's `allowUnixSockets` names the Docker
     socket, and `allowAllUnixSockets` makes it work on Linux. Every unix socket of the host is then open to the
     job — the runner API's, Docker's (a root shell on the host), and the system bus."""
 
     name = "lets-jobs-use-docker"
-
-    def __init__(self, sandbox: str | None = None) -> None:
-        super().__init__(sandbox)
-        if self.sandbox.name == "srt":
-            self.sandbox = SrtWithUnixSockets()
+    variant = SrtWithUnixSockets
 
 
 class AllowsLocalhost(OpencodeRunner):

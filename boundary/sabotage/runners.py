@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from boundary.agents.opencode import GUARD_PLUGIN
 from boundary.host.base import RESOLVED_PROCESS
@@ -203,16 +203,23 @@ class SrtAsItComes(Srt):
         return []
 
 
-class KeepsSrtTmpdir(OpencodeRunner):
-    """The reference runner as it was: its shell under srt as srt comes. On a host where /tmp/claude exists (the
-    harness makes it), every job's `$TMPDIR` is that one directory: what job A leaves there, job B reads."""
+class WithSrtVariant(OpencodeRunner):
+    """The opencode reference runner with srt set up otherwise (`variant`), where srt is its sandbox."""
 
-    name = "keeps-srt-tmpdir"
+    variant: ClassVar[type[Srt]]
 
     def __init__(self, sandbox: str | None = None) -> None:
         super().__init__(sandbox)
         if self.sandbox.name == "srt":
-            self.sandbox = SrtAsItComes()
+            self.sandbox = self.variant()
+
+
+class KeepsSrtTmpdir(WithSrtVariant):
+    """The reference runner as it was: its shell under srt as srt comes. On a host where /tmp/claude exists (the
+    harness makes it), every job's `$TMPDIR` is that one directory: what job A leaves there, job B reads."""
+
+    name = "keeps-srt-tmpdir"
+    variant = SrtAsItComes
 
 
 class SecretInEnv(OpencodeRunner):
