@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from boundary import canary
+from boundary import canary, proc
 from boundary.netns import BRIDGE_PORT
 from boundary.nettrace import NetworkUse
 from boundary.pod import Pod
@@ -121,7 +121,10 @@ def _in_pod(pod: Pod, *argv: str, mount: bool = True) -> list[str]:
 def served(pod: Pod, root: Path, targets: list[Place], public: Public) -> Iterator[None]:
     """Every servable place answering its canary in the pod, until the block ends (the sockets then removed)."""
     for address in (METADATA, PUBLIC):
-        subprocess.run(_in_pod(pod, "ip", "addr", "add", f"{address}/32", "dev", "lo", mount=False), check=True)
+        argv = _in_pod(pod, "ip", "addr", "add", f"{address}/32", "dev", "lo", mount=False)
+        added = proc.run(argv, timeout=30, what=f"adding {address} to the jobs' loopback")
+        if added.returncode != 0:
+            raise RuntimeError(f"expected `{shlex.join(argv)}` to add {address}; it said: {added.stderr.strip()}")
     source = (Path(__file__).parent / "reach_server.py").read_text()
     config = json.dumps(server_config(targets, public))
     argv = _in_pod(pod, sys.executable, "-c", source)
@@ -184,9 +187,11 @@ def from_outside(pod: Pod, client: Path, interpreter: str, targets: list[Place])
     argv = _in_pod(pod, interpreter, str(client), "known")
     try:
         env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}  # straight there, as root
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=client.parent, env=env)
+        done = proc.run(
+            argv, timeout=60, what="the reach client, from outside every sandbox", cwd=client.parent, env=env
+        )
         attempts = parse(done.stdout)
-    except subprocess.TimeoutExpired:
+    except proc.ProcTimeout:
         attempts = []
     seen: dict[str, str | None] = {}
     for place in targets:
