@@ -20,6 +20,18 @@ GIT_IDENTITY = ["-c", "user.name=boundary", "-c", "user.email=boundary@localhost
 GIT_TIMEOUT_S = 60.0  # local operations only: a git that takes longer is stuck
 
 
+class _Subdir:
+    """A job directory named `name` inside another of the job's paths (the attribute `root`), read as a property:
+    the layout as a table, not one property per directory."""
+
+    def __init__(self, root: str, name: str) -> None:
+        self.root, self.name = root, name
+
+    def __get__(self, paths: JobPaths, owner: type[JobPaths] | None = None) -> Path:
+        root: Path = getattr(paths, self.root)
+        return root / self.name
+
+
 @dataclass(frozen=True)
 class JobPaths:
     name: str
@@ -32,21 +44,11 @@ class JobPaths:
     def runner_dir(self) -> Path:
         return self.private or self.data
 
-    @property
-    def config_home(self) -> Path:
-        return self.runner_dir / "config"
-
-    @property
-    def home(self) -> Path:
-        return self.runner_dir / "home"
-
-    @property
-    def cache_home(self) -> Path:
-        return self.data / "cache"
-
-    @property
-    def state_home(self) -> Path:
-        return self.data / "state"
+    # HOME and the XDG directories: config and HOME among the runner's files, cache and state in the job's data.
+    config_home = _Subdir("runner_dir", "config")
+    home = _Subdir("runner_dir", "home")
+    cache_home = _Subdir("data", "cache")
+    state_home = _Subdir("data", "state")
 
     @property
     def tmp(self) -> Path:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Protocol
@@ -143,49 +144,48 @@ class Passthrough:
         return None
 
 
+@dataclass(frozen=True)
 class AgentSandbox:
     """An agent's own sandbox: the runner sets it in the agent's settings, not through a `$SHELL` wrapper."""
 
-    name: ClassVar[str]
-    set_in: ClassVar[str]  # where the runner configures it
+    name: str  # also the agent's command, whose version is the sandbox's
+    agent: str  # the agent, as the sandbox's version names it
+    set_in: str  # where the runner configures it
+    startup_failures: tuple[str, ...]
+    srt_sockets: bool = False  # its sandbox-runtime bridges its proxies through sockets in TMPDIR, as srt does
 
     def wrapper(self, policy: ShellPolicy, workdir: Path) -> str:
         raise ValueError(f"{self.name}'s sandbox is set in {self.set_in}, not by a shell wrapper")
 
-
-class ClaudeSandbox(AgentSandbox):
-    """Claude Code's own sandbox (sandbox-runtime inside the agent)."""
-
-    name: ClassVar[str] = "claude"
-    set_in = "its settings (sandbox.enabled)"
-    startup_failures: ClassVar[tuple[str, ...]] = ("bwrap: ", "Sandbox dependencies", "sandbox is unavailable")
-
     def version(self) -> str:
-        return f"Claude Code {tools.version('claude')}"
+        return f"{self.agent} {tools.version(self.name)}"
 
     def tmpdir_problem(self, tmpdir: Path) -> str | None:
-        return Srt().tmpdir_problem(tmpdir)  # the same sandbox-runtime bridges its proxies the same way
+        # Otherwise none: codex needs CODEX_HOME outside TMPDIR, which the runner checks (it knows both).
+        return Srt().tmpdir_problem(tmpdir) if self.srt_sockets else None
 
 
-class CodexSandbox(AgentSandbox):
-    """codex's own sandbox (bwrap, with a permission profile in its config)."""
+# Claude Code's own sandbox (sandbox-runtime inside the agent).
+CLAUDE_SANDBOX = AgentSandbox(
+    name="claude",
+    agent="Claude Code",
+    set_in="its settings (sandbox.enabled)",
+    startup_failures=("bwrap: ", "Sandbox dependencies", "sandbox is unavailable"),
+    srt_sockets=True,
+)
+# codex's own sandbox (bwrap, with a permission profile in its config).
+CODEX_SANDBOX = AgentSandbox(
+    name="codex",
+    agent="codex",
+    set_in="its config (a permission profile)",
+    startup_failures=("bwrap: ", "fs sandbox helper failed", "Sandbox expected"),
+)
 
-    name: ClassVar[str] = "codex"
-    set_in = "its config (a permission profile)"
-    startup_failures: ClassVar[tuple[str, ...]] = ("bwrap: ", "fs sandbox helper failed", "Sandbox expected")
-
-    def version(self) -> str:
-        return f"codex {tools.version('codex')}"
-
-    def tmpdir_problem(self, tmpdir: Path) -> str | None:
-        return None  # codex needs CODEX_HOME outside TMPDIR, which the runner checks: it knows both
-
-
-SANDBOXES: dict[str, type[Sandbox]] = {
+SANDBOXES: dict[str, Callable[[], Sandbox]] = {
     "srt": Srt,
     "passthrough": Passthrough,
-    "claude": ClaudeSandbox,
-    "codex": CodexSandbox,
+    "claude": lambda: CLAUDE_SANDBOX,  # frozen: one serves every runner
+    "codex": lambda: CODEX_SANDBOX,
 }
 
 

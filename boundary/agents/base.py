@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
@@ -24,6 +25,8 @@ class Agent(Protocol):
     max_shell_command: ClassVar[int]  # the longest command its shell tool takes
     storage_targets: ClassVar[tuple[str, ...]]  # cross-job targets: what the agent saves in a job's data
     config_plant: ClassVar[tuple[str, ...]]  # files to plant in an empty config directory (tamper targets)
+    project_agent_paths: ClassVar[tuple[str, ...]]  # checkout-relative: what a runner hides from the agent at start
+    project_protected: ClassVar[tuple[str, ...]]  # checkout-relative: what no channel of the job may write
 
     def version(self) -> str: ...
 
@@ -104,3 +107,42 @@ def with_saved_output(tool_result: str, saved: Path | None) -> str:
 def home(env: dict[str, str]) -> Path:
     """The job's HOME, where an agent's defaults live when its environment names no directory of its own."""
     return Path(env.get("HOME", "/root"))
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """An agent's file and shell tools, where they take the same arguments under names of its own."""
+
+    tools: dict[str, str]  # channel kind (read, write, edit, grep, glob, shell) -> the agent's tool for it
+    file_key: str  # the argument naming the file of a read, write or edit
+    edit_keys: tuple[str, str]  # an edit's arguments: the text to replace, and what replaces it
+    grep_extra: dict[str, str] = field(default_factory=dict)  # more arguments to every grep
+
+
+class VocabularyTools:
+    """The tool-call methods of `Agent`, from the agent's `vocabulary`; a shell timeout is in milliseconds."""
+
+    vocabulary: ClassVar[Vocabulary]
+
+    def _call(self, id: str, kind: str, arguments: dict[str, Any]) -> ToolCall:
+        return ToolCall(id, self.vocabulary.tools[kind], arguments)
+
+    def read(self, id: str, path: Path) -> ToolCall:
+        return self._call(id, "read", {self.vocabulary.file_key: str(path)})
+
+    def write(self, id: str, path: Path, content: str) -> ToolCall:
+        return self._call(id, "write", {self.vocabulary.file_key: str(path), "content": content})
+
+    def edit(self, id: str, path: Path, old: str, new: str) -> ToolCall:
+        old_key, new_key = self.vocabulary.edit_keys
+        return self._call(id, "edit", {self.vocabulary.file_key: str(path), old_key: old, new_key: new})
+
+    def grep(self, id: str, pattern: str, path: Path) -> ToolCall:
+        return self._call(id, "grep", {"pattern": pattern, "path": str(path), **self.vocabulary.grep_extra})
+
+    def glob(self, id: str, pattern: str, path: Path) -> ToolCall:
+        return self._call(id, "glob", {"pattern": pattern, "path": str(path)})
+
+    def shell(self, id: str, command: str, timeout_s: float | None = None) -> ToolCall:
+        timeout = {"timeout": int(timeout_s * 1000)} if timeout_s is not None else {}
+        return self._call(id, "shell", {"command": command, **timeout})

@@ -10,10 +10,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from boundary import tools
-from boundary.agents.base import home, saved_aside, with_saved_output
+from boundary.agents.base import Vocabulary, VocabularyTools, home, saved_aside, with_saved_output
 from boundary.beacon import Beacon
 from boundary.layout import JobPaths
-from boundary.model.script import ToolCall
 
 # The tools a runner offers with `--tools` (Claude Code offers about twenty by default: agents, cron, web…).
 TOOLS = ("Bash", "Edit", "Glob", "Grep", "Read", "Write")
@@ -83,10 +82,12 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-class ClaudeCode:
+class ClaudeCode(VocabularyTools):
     name: ClassVar[str] = "claude"
     denials: ClassVar[dict[str, tuple[str, ...]]] = {"agent permission": PERMISSION_DENIALS}
     non_boundary_refusals: ClassVar[tuple[str, ...]] = ("File has not been read yet", "exceeds maximum allowed")
+    project_agent_paths: ClassVar[tuple[str, ...]] = PROJECT_AGENT_PATHS
+    project_protected: ClassVar[tuple[str, ...]] = PROJECT_PROTECTED
     serial_tools: ClassVar[frozenset[str]] = frozenset({"Bash"})  # each call starts its own sandbox
     lacks: ClassVar[frozenset[str]] = frozenset()
     procfs_blind: ClassVar[frozenset[str]] = frozenset({"read"})  # its Read of /proc/self/environ came back empty
@@ -98,6 +99,13 @@ class ClaudeCode:
     # the model.
     storage_targets: ClassVar[tuple[str, ...]] = ("planted_transcript", "planted_tool_result")
     config_plant: ClassVar[tuple[str, ...]] = ("settings.json", "CLAUDE.md", "agents/boundary-tamper.md")
+    # The tool vocabulary of 2.1.332; the model server checks it against the offered schemas.
+    vocabulary: ClassVar[Vocabulary] = Vocabulary(
+        {"read": "Read", "write": "Write", "edit": "Edit", "grep": "Grep", "glob": "Glob", "shell": "Bash"},
+        file_key="file_path",
+        edit_keys=("old_string", "new_string"),
+        grep_extra={"output_mode": "content"},
+    )
 
     def version(self) -> str:
         return tools.version("claude")
@@ -143,26 +151,6 @@ class ClaudeCode:
             "disableAllHooks": True,
             "enableAllProjectMcpServers": False,
         }
-
-    # The tool vocabulary of 2.1.332; the model server checks it against the offered schemas.
-    def read(self, id: str, path: Path) -> ToolCall:
-        return ToolCall(id, "Read", {"file_path": str(path)})
-
-    def write(self, id: str, path: Path, content: str) -> ToolCall:
-        return ToolCall(id, "Write", {"file_path": str(path), "content": content})
-
-    def edit(self, id: str, path: Path, old: str, new: str) -> ToolCall:
-        return ToolCall(id, "Edit", {"file_path": str(path), "old_string": old, "new_string": new})
-
-    def grep(self, id: str, pattern: str, path: Path) -> ToolCall:
-        return ToolCall(id, "Grep", {"pattern": pattern, "path": str(path), "output_mode": "content"})
-
-    def glob(self, id: str, pattern: str, path: Path) -> ToolCall:
-        return ToolCall(id, "Glob", {"pattern": pattern, "path": str(path)})
-
-    def shell(self, id: str, command: str, timeout_s: float | None = None) -> ToolCall:
-        timeout = {"timeout": int(timeout_s * 1000)} if timeout_s is not None else {}
-        return ToolCall(id, "Bash", {"command": command, **timeout})
 
     # -- what it keeps where ------------------------------------------------------------
     def store(self, env: dict[str, str]) -> Path:

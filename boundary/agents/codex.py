@@ -60,6 +60,8 @@ class Codex:
         "Failed to find expected lines",  # an apply_patch Update whose context does not match
     )
     read_first_refusals: ClassVar[tuple[str, ...]] = ()  # apply_patch writes a file it has not read
+    project_agent_paths: ClassVar[tuple[str, ...]] = PROJECT_AGENT_PATHS
+    project_protected: ClassVar[tuple[str, ...]] = PROJECT_PROTECTED
     serial_tools: ClassVar[frozenset[str]] = frozenset({"exec_command"})  # each call starts its own bwrap sandbox
     # Reading, listing and searching all go through exec_command; view_image reads images, not text.
     lacks: ClassVar[frozenset[str]] = frozenset({"read", "grep", "glob"})

@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from boundary import tools
-from boundary.agents.base import home, saved_aside, with_saved_output
+from boundary.agents.base import Vocabulary, VocabularyTools, home, saved_aside, with_saved_output
 from boundary.beacon import Beacon
 from boundary.layout import JobPaths, project_id
-from boundary.model.script import ToolCall
 
 GUARD_PLUGIN = Path(__file__).parent / "opencode_files" / "boundary-guard.js"
 
@@ -79,10 +78,12 @@ HOSTILE_BEACONS = {
 PERMISSIVE = {"external_directory": "allow", "read": "allow", "bash": "allow", "edit": "allow"}
 
 
-class OpenCode:
+class OpenCode(VocabularyTools):
     name: ClassVar[str] = "opencode"
     denials: ClassVar[dict[str, tuple[str, ...]]] = {"agent permission": (PERMISSION_DENIAL,)}
     non_boundary_refusals: ClassVar[tuple[str, ...]] = ("Cannot read binary file",)
+    project_agent_paths: ClassVar[tuple[str, ...]] = PROJECT_AGENT_PATHS
+    project_protected: ClassVar[tuple[str, ...]] = PROJECT_PROTECTED
     # Each shell call starts its own srt; concurrent ones race on srt's mount points.
     serial_tools: ClassVar[frozenset[str]] = frozenset({"bash"})
     lacks: ClassVar[frozenset[str]] = frozenset()
@@ -91,6 +92,13 @@ class OpenCode:
     read_first_refusals: ClassVar[tuple[str, ...]] = ()  # it writes only a file it has read
     # What opencode saves per job: outputs too long for the model, and captures of shell calls.
     storage_targets: ClassVar[tuple[str, ...]] = ("planted_tool_output", "shell_capture")
+    # The tool vocabulary of 1.18.33; the model server checks it against the offered schemas. An edit replaces
+    # `old` (the whole file) by `new`; with `old` empty, opencode creates the file.
+    vocabulary: ClassVar[Vocabulary] = Vocabulary(
+        {"read": "read", "write": "write", "edit": "edit", "grep": "grep", "glob": "glob", "shell": "bash"},
+        file_key="filePath",
+        edit_keys=("oldString", "newString"),
+    )
 
     def version(self) -> str:
         return tools.version("opencode")
@@ -182,27 +190,6 @@ class OpenCode:
         modules.symlink_to(tools.OPENCODE_CONFIG.require() / "node_modules")
         paths.home.mkdir(parents=True, exist_ok=True)
         return directory
-
-    # The tool vocabulary of 1.18.33; the model server checks it against the offered schemas.
-    def read(self, id: str, path: Path) -> ToolCall:
-        return ToolCall(id, "read", {"filePath": str(path)})
-
-    def write(self, id: str, path: Path, content: str) -> ToolCall:
-        return ToolCall(id, "write", {"filePath": str(path), "content": content})
-
-    def edit(self, id: str, path: Path, old: str, new: str) -> ToolCall:
-        """An edit replacing `old` (the whole file) by `new`; with `old` empty, opencode creates the file."""
-        return ToolCall(id, "edit", {"filePath": str(path), "oldString": old, "newString": new})
-
-    def grep(self, id: str, pattern: str, path: Path) -> ToolCall:
-        return ToolCall(id, "grep", {"pattern": pattern, "path": str(path)})
-
-    def glob(self, id: str, pattern: str, path: Path) -> ToolCall:
-        return ToolCall(id, "glob", {"pattern": pattern, "path": str(path)})
-
-    def shell(self, id: str, command: str, timeout_s: float | None = None) -> ToolCall:
-        timeout = {"timeout": int(timeout_s * 1000)} if timeout_s is not None else {}
-        return ToolCall(id, "bash", {"command": command, **timeout})
 
     def store(self, env: dict[str, str]) -> Path:
         return Path(env.get("XDG_DATA_HOME", home(env) / ".local" / "share")) / "opencode"

@@ -100,3 +100,32 @@ class Host(Protocol):
         neither gets ready nor exits in time).
         """
         ...
+
+
+class NsenterHost:
+    """A host entered through its PID 1: a command joins PID 1's `namespaces` with nsenter, and the host's / is
+    PID 1's root. A subclass sets `pid` once started (0 before) and says what to do when a command hangs. Both
+    disposable kinds are entered this way."""
+
+    name: str
+    pid: int
+    namespaces: tuple[str, ...]  # nsenter's flags: the namespaces a command joins
+
+    def enter(self) -> list[str]:
+        return ["nsenter", "-t", str(self._started_pid()), *self.namespaces, "--"]
+
+    def run(self, argv: list[str], timeout: float = 10) -> subprocess.CompletedProcess[str]:
+        what = f"a command inside the {self.name} host"
+        return host_command(self.enter() + argv, timeout=timeout, what=what, fix=self._fix)
+
+    def root(self) -> Path:
+        return Path(f"/proc/{self._started_pid()}/root")
+
+    @property
+    def _fix(self) -> str:
+        raise NotImplementedError
+
+    def _started_pid(self) -> int:
+        if not self.pid:
+            raise HostError(f"expected a started {self.name} host; call start() first")
+        return self.pid

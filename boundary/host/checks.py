@@ -110,13 +110,18 @@ def _services_line(sample: Sample) -> str:
     )
 
 
-def _count(key: str) -> Callable[[Sample], str]:
-    return lambda sample: f"{len(sample[key])} {key}" if key in sample else "not sampled"
-
-
-def _diff(key: str, diff: Callable[[Any, Any], str], empty: Any) -> Callable[[Sample, Sample, Context], str]:
-    """Judge: what changed in this result since the baseline, as the probe's own diff says it."""
-    return lambda baseline, sample, context: diff(baseline.get(key, empty), sample[key])
+def _listed(name: str, key: str, take: Callable[[], Any], diff: Callable[[Any, Any], str], empty: Any) -> HostCheck:
+    """A check of what the host has of one kind (sockets, processes, listeners; `empty`: none of them, in the
+    probe's own type): the report counts them, the judge is what changed since the baseline, as the kind's own
+    diff says it. In full samples only."""
+    probe = Probe(key, lambda units: take(), lambda value: isinstance(value, type(empty)))
+    return HostCheck(
+        name,
+        (probe,),
+        lambda baseline, sample, context: diff(baseline.get(key, empty), sample[key]),
+        lambda sample: f"{len(sample[key])} {key}" if key in sample else "not sampled",
+        full_only=True,
+    )
 
 
 HOST_CHECKS: tuple[HostCheck, ...] = (
@@ -156,25 +161,7 @@ HOST_CHECKS: tuple[HostCheck, ...] = (
         _services_line,
         needs_systemd=True,
     ),
-    HostCheck(
-        "run_sockets",
-        (Probe("sockets", lambda units: run_sockets(), lambda value: isinstance(value, dict)),),
-        _diff("sockets", socket_diff, {}),
-        _count("sockets"),
-        full_only=True,
-    ),
-    HostCheck(
-        "processes",
-        (Probe("processes", lambda units: processes(), lambda value: isinstance(value, list)),),
-        _diff("processes", process_diff, []),
-        _count("processes"),
-        full_only=True,
-    ),
-    HostCheck(
-        "listeners",
-        (Probe("listeners", lambda units: listeners(), lambda value: isinstance(value, list)),),
-        _diff("listeners", listener_diff, []),
-        _count("listeners"),
-        full_only=True,
-    ),
+    _listed("run_sockets", "sockets", run_sockets, socket_diff, {}),
+    _listed("processes", "processes", processes, process_diff, []),
+    _listed("listeners", "listeners", listeners, listener_diff, []),
 )

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from boundary import proc
-from boundary.host.base import CANARY_NAME, RESTART_SETTLE_S, Host, HostError, host_command
+from boundary.host.base import CANARY_NAME, RESTART_SETTLE_S, Host, HostError, NsenterHost, host_command
 from boundary.host.image import ensure_image
 from boundary.host.mounts import shared_paths
 
@@ -57,11 +56,12 @@ def new_host(session_dir: Path, progress: Callable[[str], None]) -> Host:
     return ContainerHost(session_dir / "host", session_dir, progress)
 
 
-class ContainerHost:
+class ContainerHost(NsenterHost):
     """`ContainerHost(workdir, session_dir).start()`; jobs run inside with `enter()`."""
 
     name = "container"
     disposable = True
+    namespaces = ("-m", "-n", "-p", "-u", "-i")
 
     def __init__(self, workdir: Path, session_dir: Path, progress: Callable[[str], None] = print) -> None:
         self.workdir = Path(workdir).resolve()
@@ -134,21 +134,6 @@ class ContainerHost:
         container, self._container = self._container, None
         if container is not None:
             container.stop()  # removes the container and its anonymous volumes
-
-    def enter(self) -> list[str]:
-        if not self.pid:
-            raise HostError("expected a started container host; call start() first")
-        return ["nsenter", "-t", str(self.pid), "-m", "-n", "-p", "-u", "-i", "--"]
-
-    def run(self, argv: list[str], timeout: float = 10) -> subprocess.CompletedProcess[str]:
-        return host_command(
-            self.enter() + argv, timeout=timeout, what="a command inside the container host", fix=self._fix
-        )
-
-    def root(self) -> Path:
-        if not self.pid:
-            raise HostError("expected a started container host; call start() first")
-        return Path(f"/proc/{self.pid}/root")
 
     @property
     def _fix(self) -> str:

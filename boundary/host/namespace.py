@@ -27,7 +27,7 @@ from pathlib import Path
 from types import TracebackType
 
 from boundary import proc
-from boundary.host.base import CANARY_NAME, RESOLVED_PROCESS, Host, HostError, host_command
+from boundary.host.base import CANARY_NAME, RESOLVED_PROCESS, Host, HostError, NsenterHost
 from boundary.host.namespace_files import user_ids, write_files
 from boundary.host.resolved import RESOLVED_BINARY, resolved_root
 
@@ -57,11 +57,13 @@ def new_host(session_dir: Path, progress: Callable[[str], None]) -> Host:
     return NamespaceHost(session_dir / "host")
 
 
-class NamespaceHost:
-    """One disposable host; `with NamespaceHost(tmp).start() as host: host.run([...])`."""
+class NamespaceHost(NsenterHost):
+    """One disposable host; `with NamespaceHost(tmp).start() as host: host.run([...])`. Its / (`root()`) is
+    this machine's: only /run and /etc are its own."""
 
     name: str = "namespace"  # how reports and `--host` name this kind of host
     disposable: bool = True  # destructive controls may run here
+    namespaces = ("-m", "-n", "-p")
 
     def __init__(self, workdir: Path) -> None:
         self.workdir = Path(workdir).resolve()
@@ -128,22 +130,6 @@ class NamespaceHost:
         self.stop()
 
     # -- inside ---------------------------------------------------------------------------------
-
-    def enter(self) -> list[str]:
-        if not self.pid:
-            raise HostError("expected a started namespace host; call start() first")
-        return ["nsenter", "-t", str(self.pid), "-m", "-n", "-p", "--"]
-
-    def run(self, argv: list[str], timeout: float = 10) -> subprocess.CompletedProcess[str]:
-        return host_command(
-            self.enter() + argv, timeout=timeout, what="a command inside the namespace host", fix=self._fix
-        )
-
-    def root(self) -> Path:
-        """Its / is this machine's (only /run and /etc are its own), reached through its PID 1."""
-        if not self.pid:
-            raise HostError("expected a started namespace host; call start() first")
-        return Path(f"/proc/{self.pid}/root")
 
     @property
     def _fix(self) -> str:

@@ -16,32 +16,24 @@ from pathlib import Path
 from typing import ClassVar
 
 from boundary import shared_defaults
-from boundary.agents.claude import FORBIDDEN_TOOLS, PROJECT_AGENT_PATHS, PROJECT_PROTECTED, TOOLS, ClaudeCode
+from boundary.agents.claude import FORBIDDEN_TOOLS, TOOLS, ClaudeCode
 from boundary.layout import JobPaths
 from boundary.runners.contract import Job
 from boundary.runners.reference import ReferenceRunner
-from boundary.sandboxes import OS_DENIALS
 
 
 class ClaudeRunner(ReferenceRunner):
     """Claude Code jobs with per-job data dirs, permission deny rules, and Claude Code's own sandbox."""
 
+    agent: ClaudeCode = ClaudeCode()
     default_sandbox: ClassVar[str] = "claude"
-    hidden_paths: ClassVar[tuple[str, ...]] = PROJECT_AGENT_PATHS
-    protected: ClassVar[tuple[str, ...]] = PROJECT_PROTECTED
 
-    def __init__(self, sandbox: str | None = None) -> None:
-        super().__init__(sandbox)
-        self.agent: ClaudeCode = ClaudeCode()
-        self.denials = {**self.agent.denials, "OS sandbox": OS_DENIALS}
-
-    def create_job(self, name: str, model_url: str) -> Job:
-        paths = self.checked_out(name)
+    def configure_job(self, paths: JobPaths, model_url: str) -> Job:
         self.agent.config_dir(paths).mkdir(parents=True, exist_ok=True)
         settings = paths.runner_dir / "settings.json"
         settings.write_text(json.dumps(self.settings(paths), indent=2))
         argv = self.launch_argv(paths, [*self.agent.argv(settings, self.tool_names()), *self.extra_flags()])
-        return Job(name, paths, argv, self.agent.env(paths, model_url))
+        return Job(paths.name, paths, argv, self.agent.env(paths, model_url))
 
     def expected_tools(self) -> frozenset[str]:
         return frozenset(self.tool_names())

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from boundary.agents.codex import PROJECT_AGENT_PATHS, PROJECT_PROTECTED, Codex
+from boundary.agents.codex import Codex
 from boundary.layout import JobPaths
 from boundary.runners.contract import Job
 from boundary.runners.reference import ReferenceRunner
-from boundary.sandboxes import OS_DENIALS
 
 # Tools codex 0.171 offers with the flags below: the shell (exec_command, and write_stdin for a command still
 # running) and apply_patch.
@@ -32,27 +31,20 @@ FEATURES_OFF = ("plugins", "goals", "view_image", "multi_agent", "hooks", "memor
 class CodexRunner(ReferenceRunner):
     """codex jobs with per-job CODEX_HOME, codex's sandbox and a permission profile, and no project trust."""
 
+    agent: Codex = Codex()
     default_sandbox: ClassVar[str] = "codex"
-    hidden_paths: ClassVar[tuple[str, ...]] = PROJECT_AGENT_PATHS
-    protected: ClassVar[tuple[str, ...]] = PROJECT_PROTECTED
 
-    def __init__(self, sandbox: str | None = None) -> None:
-        super().__init__(sandbox)
-        self.agent: Codex = Codex()
-        self.denials = {"OS sandbox": (*OS_DENIALS, *self.agent.denials["OS sandbox"])}
-
-    def create_job(self, name: str, model_url: str) -> Job:
-        paths = self.checked_out(name)
+    def configure_job(self, paths: JobPaths, model_url: str) -> Job:
         self.hold_places(paths)
         home = self.agent.config_dir(paths)
         home.mkdir(parents=True, exist_ok=True)
         if home.is_relative_to(paths.tmp):  # codex then refuses to link its sandbox helper, and no command runs
-            raise RuntimeError(f"job {name}: CODEX_HOME {home} is inside its TMPDIR {paths.tmp}")
+            raise RuntimeError(f"job {paths.name}: CODEX_HOME {home} is inside its TMPDIR {paths.tmp}")
         config = self.agent.config(model_url, self.permissions(paths))
         config |= {"features": dict.fromkeys(self.features_off(), False), "web_search": "disabled"}
         config["tools"] = {"experimental_request_user_input": {"enabled": False}}
         argv = self.launch_argv(paths, self.agent.argv(config, self.extra_flags()))
-        return Job(name, paths, argv, self.agent.env(paths))
+        return Job(paths.name, paths, argv, self.agent.env(paths))
 
     def expected_tools(self) -> frozenset[str]:
         return TOOLS

@@ -11,8 +11,6 @@ from boundary.agents.opencode import (
     FORBIDDEN_TOOLS,
     GUARD_PLUGIN,
     NO_PROJECT_CONFIG,
-    PROJECT_AGENT_PATHS,
-    PROJECT_PROTECTED,
     OpenCode,
 )
 from boundary.layout import JobPaths
@@ -26,24 +24,18 @@ GUARD_DENIAL = "boundary guard:"
 class OpencodeRunner(ReferenceRunner):
     """opencode jobs: deny-by-default permissions, the guard plugin on the file tools, srt around the shell."""
 
+    agent: OpenCode = OpenCode()
     default_sandbox: ClassVar[str] = "srt"
-    hidden_paths: ClassVar[tuple[str, ...]] = PROJECT_AGENT_PATHS
-    protected: ClassVar[tuple[str, ...]] = PROJECT_PROTECTED
+    runner_denials: ClassVar[dict[str, tuple[str, ...]]] = {"runner plugin": (GUARD_DENIAL,), "OS sandbox": OS_DENIALS}
 
-    def __init__(self, sandbox: str | None = None) -> None:
-        super().__init__(sandbox)
-        self.agent: OpenCode = OpenCode()
-        self.denials = {**self.agent.denials, "runner plugin": (GUARD_DENIAL,), "OS sandbox": OS_DENIALS}
-
-    def create_job(self, name: str, model_url: str) -> Job:
-        paths = self.checked_out(name)
+    def configure_job(self, paths: JobPaths, model_url: str) -> Job:
         config_dir = self.agent.seed_config_dir(paths)
         config = self.agent.config(model_url, self.permission(paths), self.plugins(paths))
         config["tools"] = {pattern: False for pattern in self.removed_tools()}
         config.update(self.agent_config_extra(paths))
         (config_dir / "opencode.json").write_text(json.dumps(config, indent=2))
         shell = self.write_shell_wrapper(paths)
-        return Job(name, paths, self.launch_argv(paths, self.agent.argv()), self.job_env(paths, shell))
+        return Job(paths.name, paths, self.launch_argv(paths, self.agent.argv()), self.job_env(paths, shell))
 
     def expected_tools(self) -> frozenset[str]:
         return EXPECTED_TOOLS

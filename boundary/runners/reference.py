@@ -15,7 +15,7 @@ from typing import ClassVar
 from boundary.agents.base import Agent
 from boundary.layout import JobPaths, RunnerLayout, clone
 from boundary.runners.contract import Job
-from boundary.sandboxes import Sandbox, ShellPolicy, get_sandbox
+from boundary.sandboxes import OS_DENIALS, Sandbox, ShellPolicy, get_sandbox
 
 # Starts the agent with the repository's agent configuration hidden from it, and the files the runner wrote for
 # the job read-only: the agent process is unconfined, so only a mount namespace keeps it from either.
@@ -35,20 +35,28 @@ exec bwrap "${{args[@]}}" -- "$@"
 
 
 class ReferenceRunner(ABC):
-    """The agent-independent parts; a subclass sets `agent`, `denials` and writes the job in `create_job`."""
+    """The agent-independent parts; a subclass names its `agent` and `default_sandbox`, and writes the job's
+    configuration and launch in `configure_job`."""
 
     name = "reference"
+    agent: Agent  # a class attribute of each subclass: an agent object holds no state of its own
     default_sandbox: ClassVar[str]
-    hidden_paths: ClassVar[tuple[str, ...]]  # the checkout's agent configuration, hidden at each start
-    protected: ClassVar[tuple[str, ...]]  # checkout-relative paths no channel of the job may write
-    agent: Agent
-    denials: dict[str, tuple[str, ...]]
+    # The runner's own refusals by layer; in a layer the agent's `denials` name too, the runner's come first.
+    runner_denials: ClassVar[dict[str, tuple[str, ...]]] = {"OS sandbox": OS_DENIALS}
     launcher: ClassVar[str] = LAUNCHER  # a format string: readonly, checkout, hidden
 
     def __init__(self, sandbox: str | None = None) -> None:
         self.sandbox: Sandbox = get_sandbox(sandbox or self.default_sandbox)
+        self.denials: dict[str, tuple[str, ...]] = dict(self.agent.denials)
+        for layer, texts in self.runner_denials.items():
+            self.denials[layer] = (*texts, *self.denials.get(layer, ()))
         self.layout: RunnerLayout | None = None
         self.repository: Path | None = None
+
+    @property
+    def hidden_paths(self) -> tuple[str, ...]:
+        """The checkout's agent configuration, hidden from the agent process at each start."""
+        return self.agent.project_agent_paths
 
     # -- the contract ---------------------------------------------------------------
     def setup(self, state: Path, repository: Path, secret: str) -> None:
@@ -70,9 +78,12 @@ class ReferenceRunner(ABC):
             path.touch(mode=0o600)
             path.write_text(secret + "\n")
 
-    @abstractmethod
     def create_job(self, name: str, model_url: str) -> Job:
-        """Check out the repository and write the agent's configuration and launch for the job."""
+        return self.configure_job(self.checked_out(name), model_url)
+
+    @abstractmethod
+    def configure_job(self, paths: JobPaths, model_url: str) -> Job:
+        """Write the agent's configuration and launch for the job, its repository checked out in `paths`."""
 
     def remove_job(self, job: Job) -> None:
         job.paths.remove()
@@ -98,7 +109,7 @@ class ReferenceRunner(ABC):
 
     def protected_paths(self, paths: JobPaths) -> list[Path]:
         """Inside the checkout, what no channel of the job may write: agent configuration, git's hooks and config."""
-        return [paths.checkout / relative for relative in self.protected]
+        return [paths.checkout / relative for relative in self.agent.project_protected]
 
     def launch_argv(self, paths: JobPaths, agent_argv: list[str]) -> list[str]:
         """The agent, started by a launcher that hides the checkout's agent configuration from it."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from boundary.agents.claude import ClaudeCode
 from boundary.agents.codex import Codex
@@ -67,27 +67,17 @@ class AccountCodex(AccountHome, Codex):
     """codex, its CODEX_HOME the account's."""
 
 
-class AccountWorkspace(OneWorkspace):
-    """One workspace path, and the agent's home the account's (`account_agent`)."""
-
-    account_agent: ClassVar[type[Any]]  # the runner's agent, its home the account's (`AccountHome`)
-
-    def __init__(self, sandbox: str | None = None) -> None:
-        super().__init__(sandbox)  # type: ignore[call-arg]
-        self.agent = self.account_agent()
-
-
-class ClaudeOneWorkspace(AccountWorkspace, ClaudeRunner):
+class ClaudeOneWorkspace(OneWorkspace, ClaudeRunner):
     """Claude Code jobs in one workspace path with the account's CLAUDE_CONFIG_DIR: `--continue` finds the newest
     conversation of that directory, job A's."""
 
     name = "claude-one-workspace"
-    account_agent = AccountClaudeCode
+    agent = AccountClaudeCode()
 
 
-class CodexOneWorkspace(AccountWorkspace, CodexRunner):
+class CodexOneWorkspace(OneWorkspace, CodexRunner):
     """codex jobs in one workspace path with the account's CODEX_HOME: `exec resume --last` finds the newest
     session of that directory, job A's."""
 
     name = "codex-one-workspace"
-    account_agent = AccountCodex
+    agent = AccountCodex()
