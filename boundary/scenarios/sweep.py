@@ -146,7 +146,7 @@ class Sweep(Scenario):
             script_b = sweep_script(runner, job_b, started, searched, b_places, pids, sides.b)
             # Last: what it writes holds A's canaries when it finds them, and no later search should count them again.
             script_b.add_step(script(runner, "ipc_sweep", sweep_ipc.search_lines(*ipc), timeout_s=PLANT_TIMEOUT_S))
-            sweep_ipc.wait_planted(job_a.checkout / sweep_ipc.STATUS, PLANT_TIMEOUT_S)
+            sweep_ipc.wait_planted(job_a.checkout / sweep_ipc.STATUS, PLANT_TIMEOUT_S, thread.is_alive)
             verified = sweep_ipc.verify(ipc[0], sweep_ipc.holder_pid(ipc[0]))
             _, record = session.run(job_b, script_b)
             return record, thread.is_alive(), verified

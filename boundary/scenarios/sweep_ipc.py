@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -112,14 +112,18 @@ def search_lines(target: IpcTokens, own: IpcTokens, output: str = OUTPUT) -> str
     return f"{{ {run}; }} > {shlex.quote(output)} 2>&1"
 
 
-def wait_planted(status: Path, timeout_s: float = 30.0) -> str:
-    """A's status lines once A's holder has made (or failed to make) every object, or what is there at the timeout."""
+def wait_planted(status: Path, timeout_s: float, running: Callable[[], bool]) -> str:
+    """A's status lines once A's holder has made (or failed to make) every object, or what is there when job A is
+    no longer `running` (nothing more will come: a floor run's empty script, a crash) or at the timeout."""
+
+    def read() -> str:
+        return status.read_text(errors="replace") if status.exists() else ""
 
     def planted() -> str | None:
-        text = status.read_text(errors="replace") if status.exists() else ""
-        return text if PLANTED in text.splitlines() else None
+        text = read()
+        return text if PLANTED in text.splitlines() or not running() else None
 
-    return proc.wait_until(planted, timeout_s) or (status.read_text(errors="replace") if status.exists() else "")
+    return proc.wait_until(planted, timeout_s) or read()
 
 
 def _said(text: str, tag: str, kind: str) -> list[str]:
