@@ -23,6 +23,9 @@ class Agent(Protocol):
     # channel kinds whose tool sees a /proc file as empty (its size is 0): no control through them can succeed there
     procfs_blind: ClassVar[frozenset[str]]
     max_shell_command: ClassVar[int]  # the longest command its shell tool takes
+    # A shell call returns by then with its command still running (codex's exec_command yields after 30 s; the
+    # command runs on until the agent exits); None: the call waits for its command, up to its own timeout.
+    call_yields_after_s: ClassVar[float | None]
     storage_targets: ClassVar[tuple[str, ...]]  # cross-job targets: what the agent saves in a job's data
     config_plant: ClassVar[tuple[str, ...]]  # files to plant in an empty config directory (tamper targets)
     project_agent_paths: ClassVar[tuple[str, ...]]  # checkout-relative: what a runner hides from the agent at start

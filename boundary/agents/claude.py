@@ -92,6 +92,7 @@ class ClaudeCode(VocabularyTools):
     lacks: ClassVar[frozenset[str]] = frozenset()
     procfs_blind: ClassVar[frozenset[str]] = frozenset({"read"})  # its Read of /proc/self/environ came back empty
     max_shell_command: ClassVar[int] = 2000  # a longer command: "Parser aborted (… over-length)"
+    call_yields_after_s: ClassVar[float | None] = None
     read_first_refusals: ClassVar[tuple[str, ...]] = (
         "File has not been read yet",
     )  # it writes only a file it has read

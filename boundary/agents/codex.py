@@ -67,6 +67,7 @@ class Codex:
     lacks: ClassVar[frozenset[str]] = frozenset({"read", "grep", "glob"})
     procfs_blind: ClassVar[frozenset[str]] = frozenset()
     max_shell_command: ClassVar[int] = 32 * 1024
+    call_yields_after_s: ClassVar[float | None] = 30.0
     # What codex keeps per job under CODEX_HOME: session transcripts (every tool output), and archived ones.
     storage_targets: ClassVar[tuple[str, ...]] = ("planted_rollout", "planted_archived_rollout")
     config_plant: ClassVar[tuple[str, ...]] = (

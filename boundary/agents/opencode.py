@@ -89,6 +89,7 @@ class OpenCode(VocabularyTools):
     lacks: ClassVar[frozenset[str]] = frozenset()
     procfs_blind: ClassVar[frozenset[str]] = frozenset()
     max_shell_command: ClassVar[int] = 64 * 1024  # one exec argument: Linux caps it at 128 KiB
+    call_yields_after_s: ClassVar[float | None] = None
     read_first_refusals: ClassVar[tuple[str, ...]] = ()  # it writes only a file it has read
     # What opencode saves per job: outputs too long for the model, and captures of shell calls.
     storage_targets: ClassVar[tuple[str, ...]] = ("planted_tool_output", "shell_capture")

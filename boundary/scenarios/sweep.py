@@ -13,6 +13,7 @@ finds), `sweep_search.py` (B's searches and controls), `sweep_judge.py` (cells a
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -36,6 +37,7 @@ from boundary.scenarios.sweep_ipc import IpcEvidence, IpcTokens
 from boundary.scenarios.sweep_judge import ENVIRONMENT, PROCESSES, Evidence, judge_cell, process_channels
 from boundary.scenarios.sweep_places import (
     FILE_PLACES,
+    SWEEP_OUTPUT,
     Place,
     clean,
     places_of,
@@ -46,6 +48,7 @@ from boundary.scenarios.sweep_places import (
 )
 from boundary.scenarios.sweep_search import (
     SECRET_ENV,
+    SWEEP_END,
     SWEEP_TIMEOUT_S,
     controls_of,
     file_channels,
@@ -57,6 +60,7 @@ from boundary.scenarios.sweep_search import (
 from boundary.session import Session
 
 DONE_FLAG = ".boundary-sweep-done"
+A_WAITED = ".boundary-sweep-a-waited"  # A's holding call ran to its end: its kernel objects released, said so
 PLANT_TIMEOUT_S = SWEEP_TIMEOUT_S
 
 
@@ -146,6 +150,7 @@ class Sweep(Scenario):
             script_b = sweep_script(runner, job_b, started, searched, b_places, pids, sides.b)
             # Last: what it writes holds A's canaries when it finds them, and no later search should count them again.
             script_b.add_step(script(runner, "ipc_sweep", sweep_ipc.search_lines(*ipc), timeout_s=PLANT_TIMEOUT_S))
+            _wait_for(runner, script_b, "b-wait", _SEARCHED, PLANT_TIMEOUT_S)
             sweep_ipc.wait_planted(job_a.checkout / sweep_ipc.STATUS, PLANT_TIMEOUT_S, thread.is_alive)
             verified = sweep_ipc.verify(ipc[0], sweep_ipc.holder_pid(ipc[0]))
             _, record = session.run(job_b, script_b)
@@ -177,10 +182,32 @@ def _plant_script(
     script_ = Script()
     plant_steps(runner, script_, places, "a", discover_lines(discovery))
     script_.checkpoint(planted)
-    wait = f"while [ ! -e {DONE_FLAG} ]; do sleep 0.2; done; echo swept"
+    wait = f"while [ ! -e {DONE_FLAG} ]; do sleep 0.2; done; touch {A_WAITED}; echo swept"
     held = f"{sweep_ipc.plant_lines(ipc, DONE_FLAG)}\n{wait}"
     script_.add_step(script(runner, "a-wait", held, timeout_s=PLANT_TIMEOUT_S * 2))
+    _wait_for(runner, script_, "a-wait", f"[ -e {A_WAITED} ]", PLANT_TIMEOUT_S * 2)
     return script_
+
+
+# B's searches have all written their last line (each runs on if its call returned early).
+_SEARCHED = " && ".join(
+    [
+        *(f"grep -qx {SWEEP_END} {SWEEP_OUTPUT}{call} 2>/dev/null" for call in ("shell_sweep", "proc_sweep")),
+        f"grep -qx {sweep_ipc.SEARCH_END} {sweep_ipc.OUTPUT} 2>/dev/null",
+    ]
+)
+
+
+def _wait_for(runner: Runner, script_: Script, prefix: str, condition: str, total_s: float) -> None:
+    """Where the agent's shell call returns before its command ends (codex's yields), more calls that wait until
+    `condition` holds, for `total_s` in all: the job must not end while what it started still runs. Once the
+    condition holds, each returns at once."""
+    limit = runner.agent.call_yields_after_s
+    if limit is None:
+        return
+    wait = f"until {condition}; do sleep 0.2; done; echo waited"
+    for index in range(2, math.ceil(total_s / limit) + 1):
+        script_.add_step(script(runner, f"{prefix}-{index}", wait, timeout_s=limit))
 
 
 def _text(job: Job, name: str) -> str:

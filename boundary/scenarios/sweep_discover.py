@@ -4,7 +4,8 @@ channel judges them all (issue 16, item 13).
 The shell lists, as it sees them: each directory its environment names (any variable whose value is an existing
 absolute directory: TMPDIR, HOME, XDG_*, npm_config_cache, PIP_CACHE_DIR, CARGO_HOME, GOPATH, GOCACHE, …), the
 caches a home keeps by default (~/.cache, ~/.npm, ~/.local/share, …), every highest writable directory of a walk of
-its view (`/proc`, `/sys` and `/dev` left out, but `/dev/shm` and `/dev/mqueue`), and every writable mount point in
+its view (`/proc`, `/sys` and `/dev` left out, but `/dev/shm`; `/dev/mqueue` holds queues, not files: the sweep's
+`ipc/posix_mqueue` cell tries it), and every writable mount point in
 `/proc/self/mountinfo` (a sandbox may bind a shared directory inside a private one). What the fixed places of
 `sweep_places.py` already cover is not planted twice; nothing is planted under the host's `/run`, and no more than
 CAP places: each one left is named, and the cell cannot pass with it.
@@ -46,9 +47,9 @@ for v in $(compgen -e); do x=${{!v}}; case $x in /*) [ -d "$x" ] && printf 'env-
 for s in {home}; do [ -n "$HOME" ] && [ -d "$HOME/$s" ] && printf 'home-%s %s\n' "$s" "$HOME/$s"; done
 find {top} "$PWD" ${{TMPDIR:+"$TMPDIR"}} ${{HOME:+"$HOME"}} {pruned} -type d -writable -print -prune 2>/dev/null \
 | sed 's/^/walk /'
-find /run /dev/shm /dev/mqueue -type d -writable -print -prune 2>/dev/null | sed 's/^/walk /'
+find /run /dev/shm -type d -writable -print -prune 2>/dev/null | sed 's/^/walk /'
 cut -d' ' -f5 {mounts} | while IFS= read -r m; do m=$(printf '%b' "${{m//\\/\\0}}")
-case $m in /proc|/proc/*|/sys|/sys/*) continue;; /dev/shm|/dev/shm/*|/dev/mqueue|/dev/mqueue/*) ;;
+case $m in /proc|/proc/*|/sys|/sys/*) continue;; /dev/shm|/dev/shm/*) ;;
 /dev|/dev/*) continue;; esac
 [ -d "$m" ] && [ -w "$m" ] && printf 'mount %s\n' "$m"; done
 }}

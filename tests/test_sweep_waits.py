@@ -1,0 +1,31 @@
+"""A job must not end while what it started still runs: where an agent's shell call returns early (codex's
+exec_command yields after 30 s, its command running on), the sweep's jobs wait in more calls."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+from boundary.agents.codex import Codex
+from boundary.agents.opencode import OpenCode
+from boundary.model import Script
+from boundary.scenarios.sweep import A_WAITED, _wait_for
+
+
+def _steps(agent: Any, total_s: float) -> list[str]:
+    script = Script()
+    _wait_for(SimpleNamespace(agent=agent), script, "a-wait", f"[ -e {A_WAITED} ]", total_s)  # type: ignore[arg-type]
+    return [call.id for step in script.steps for call in step]
+
+
+def test_an_agent_whose_calls_yield_waits_in_more_calls_for_the_whole_time() -> None:
+    assert Codex.call_yields_after_s == 30.0
+    assert _steps(Codex(), 300) == [f"a-wait-{n}" for n in range(2, 11)]  # with the first: 10 × 30 s = 300 s
+    step = Script()
+    _wait_for(SimpleNamespace(agent=Codex()), step, "b-wait", "true", 60)  # type: ignore[arg-type]
+    assert step.steps[0][0].args["yield_time_ms"] == 30_000
+
+
+def test_an_agent_whose_calls_wait_for_their_command_needs_no_more() -> None:
+    assert OpenCode.call_yields_after_s is None
+    assert _steps(OpenCode(), 300) == []
