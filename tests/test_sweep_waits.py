@@ -9,12 +9,13 @@ from typing import Any
 from boundary.agents.codex import Codex
 from boundary.agents.opencode import OpenCode
 from boundary.model import Script
-from boundary.scenarios.sweep import A_WAITED, _wait_for
+from boundary.scenarios.sweep import A_WAITED
+from boundary.scenarios.sweep_places import wait_for
 
 
 def _steps(agent: Any, total_s: float) -> list[str]:
     script = Script()
-    _wait_for(SimpleNamespace(agent=agent), script, "a-wait", f"[ -e {A_WAITED} ]", total_s)  # type: ignore[arg-type]
+    wait_for(SimpleNamespace(agent=agent), script, "a-wait", f"[ -e {A_WAITED} ]", total_s)  # type: ignore[arg-type]
     return [call.id for step in script.steps for call in step]
 
 
@@ -22,7 +23,7 @@ def test_an_agent_whose_calls_yield_waits_in_more_calls_for_the_whole_time() -> 
     assert Codex.call_yields_after_s == 30.0
     assert _steps(Codex(), 300) == [f"a-wait-{n}" for n in range(2, 11)]  # with the first: 10 × 30 s = 300 s
     step = Script()
-    _wait_for(SimpleNamespace(agent=Codex()), step, "b-wait", "true", 60)  # type: ignore[arg-type]
+    wait_for(SimpleNamespace(agent=Codex()), step, "b-wait", "true", 60)  # type: ignore[arg-type]
     assert step.steps[0][0].args["yield_time_ms"] == 30_000
 
 

@@ -13,7 +13,6 @@ finds), `sweep_search.py` (B's searches and controls), `sweep_judge.py` (cells a
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections.abc import Callable
@@ -43,7 +42,9 @@ from boundary.scenarios.sweep_places import (
     places_of,
     plant_steps,
     resolve,
+    said_file,
     script,
+    wait_for,
     with_held,
 )
 from boundary.scenarios.sweep_search import (
@@ -96,7 +97,7 @@ class Sweep(Scenario):
             try:
                 jobs, both = (job_a, job_b), (places, own_places)
                 record, a_running, verified = self._sweep(runner, session, jobs, both, sides, started, ipc)
-                said = results_of(runner, session, job_b, ("b-plant", "b-discover"))
+                said = _text(job_b, said_file("b"))
                 resolve([*own_places, *sides.b.places], said, _write_tool(record, runner))
                 read_discovery(sides.b, said)
                 own_places = [with_held(place, root) for place in own_places]
@@ -139,7 +140,7 @@ class Sweep(Scenario):
         try:
             if not planted.wait(PLANT_TIMEOUT_S):
                 raise RuntimeError(f"job A planted nothing within {PLANT_TIMEOUT_S:g} s (see its transcript)")
-            said = results_of(runner, session, job_a, ("a-plant", "a-discover"))
+            said = _text(job_a, said_file("a"))
             resolve([*a_places, *sides.a.places], said, results_of(runner, session, job_a, ("a-write-tool",)))
             read_discovery(sides.a, said)
             root = session.root()  # read now: B must not be able to hide them
@@ -150,7 +151,7 @@ class Sweep(Scenario):
             script_b = sweep_script(runner, job_b, started, searched, b_places, pids, sides.b)
             # Last: what it writes holds A's canaries when it finds them, and no later search should count them again.
             script_b.add_step(script(runner, "ipc_sweep", sweep_ipc.search_lines(*ipc), timeout_s=PLANT_TIMEOUT_S))
-            _wait_for(runner, script_b, "b-wait", _SEARCHED, PLANT_TIMEOUT_S)
+            wait_for(runner, script_b, "b-wait", _SEARCHED, PLANT_TIMEOUT_S)
             sweep_ipc.wait_planted(job_a.checkout / sweep_ipc.STATUS, PLANT_TIMEOUT_S, thread.is_alive)
             verified = sweep_ipc.verify(ipc[0], sweep_ipc.holder_pid(ipc[0]))
             _, record = session.run(job_b, script_b)
@@ -185,7 +186,7 @@ def _plant_script(
     wait = f"while [ ! -e {DONE_FLAG} ]; do sleep 0.2; done; touch {A_WAITED}; echo swept"
     held = f"{sweep_ipc.plant_lines(ipc, DONE_FLAG)}\n{wait}"
     script_.add_step(script(runner, "a-wait", held, timeout_s=PLANT_TIMEOUT_S * 2))
-    _wait_for(runner, script_, "a-wait", f"[ -e {A_WAITED} ]", PLANT_TIMEOUT_S * 2)
+    wait_for(runner, script_, "a-wait", f"[ -e {A_WAITED} ]", PLANT_TIMEOUT_S * 2)
     return script_
 
 
@@ -196,18 +197,6 @@ _SEARCHED = " && ".join(
         f"grep -qx {sweep_ipc.SEARCH_END} {sweep_ipc.OUTPUT} 2>/dev/null",
     ]
 )
-
-
-def _wait_for(runner: Runner, script_: Script, prefix: str, condition: str, total_s: float) -> None:
-    """Where the agent's shell call returns before its command ends (codex's yields), more calls that wait until
-    `condition` holds, for `total_s` in all: the job must not end while what it started still runs. Once the
-    condition holds, each returns at once."""
-    limit = runner.agent.call_yields_after_s
-    if limit is None:
-        return
-    wait = f"until {condition}; do sleep 0.2; done; echo waited"
-    for index in range(2, math.ceil(total_s / limit) + 1):
-        script_.add_step(script(runner, f"{prefix}-{index}", wait, timeout_s=limit))
 
 
 def _text(job: Job, name: str) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import math
 import re
 import shlex
 from dataclasses import dataclass
@@ -36,6 +37,8 @@ NAMED_NONE = "-"
 # Each shell sweep writes its findings to a file in B's checkout, read from outside in full: an agent shows the
 # model only part of a long output (codex saves nothing aside), and a sweep's output on a busy host is long.
 SWEEP_OUTPUT = ".boundary-sweep-output-"
+PLANT_END = "boundary-plant-end"  # the last line of what a plant step said: it ran to its end
+PLANT_S = 150.0  # a plant step's time, its discovery's walk of the whole view included
 
 
 @dataclass
@@ -106,14 +109,35 @@ def plant_steps(runner: Runner, script_: Script, places: list[Place], prefix: st
     lines.append(write_line(committed.name, committed.token, shlex.quote(str(committed.path))))
     commit = f"git -c user.name=a -c user.email=a@a -c core.hooksPath=/dev/null add {shlex.quote(str(committed.path))}"
     commit += " && git -c user.name=a -c user.email=a@a -c core.hooksPath=/dev/null commit -q -m sweep"
-    # stderr joined to stdout: an agent's shell tool may keep back what a sandboxed command says there
+    # stderr joined to stdout: an agent's shell tool may keep back what a sandboxed command says there. What it says
+    # goes to a file the harness reads whole, with an end line: a call that returns early shows only its beginning.
     plant = "\n".join(["exec 2>&1", *lines, f"{{ {commit}; }} 2>/dev/null", discover]) + "\necho planted\n"
+    said = said_file(prefix)
+    plant = f"{{\n{plant}}} > {said} 2>&1\necho {PLANT_END} >> {said}\ncat {said}\n"
     tool = next(p for p in places if p.name == "write_tool")
     write_id = f"{prefix}-write-tool"
     script_.add_step(
         agent.write(write_id, tool.path, tool.token + "\n") if tool.path else agent.shell(write_id, "true")
     )
-    script_.add_step(script(runner, f"{prefix}-plant", plant))
+    script_.add_step(script(runner, f"{prefix}-plant", plant, timeout_s=PLANT_S))
+    wait_for(runner, script_, f"{prefix}-plant-wait", f"grep -qx {PLANT_END} {said} 2>/dev/null", PLANT_S)
+
+
+def said_file(prefix: str) -> str:
+    """Where a job's plant step writes what it says, in its checkout (a sweep's output name: no sweep reads it)."""
+    return f"{SWEEP_OUTPUT}plant-{prefix}"
+
+
+def wait_for(runner: Runner, script_: Script, prefix: str, condition: str, total_s: float) -> None:
+    """Where the agent's shell call returns before its command ends (codex's exec_command yields after 30 s, the
+    command running on), more calls that wait until `condition` holds, for `total_s` in all: the job must not go on
+    (or end) while what it started still runs. Once the condition holds, each returns at once."""
+    limit = runner.agent.call_yields_after_s
+    if limit is None:
+        return
+    wait = f"until {condition}; do sleep 0.2; done; echo waited"
+    for index in range(2, math.ceil(total_s / limit) + 1):
+        script_.add_step(script(runner, f"{prefix}-{index}", wait, timeout_s=limit))
 
 
 def resolve(places: list[Place], said: str, write_tool: str = "") -> None:
