@@ -142,7 +142,7 @@ class Session:
         notes: list[str] = []
         enders = record.ended_on  # calls whose job ended on them, unanswered, run alone: the agent's last words
         for attempt in range(1, MAX_RERUNS + 1):
-            left = [c for step in script.steps for c in step if c.id not in record.results and c.id not in enders]
+            left = [c for step in script.steps for c in step if not record.settled(c.id) and c.id not in enders]
             if record.finished or not left or outcome.exit_code != 0:
                 break  # a job that crashed or timed out did not end on a refusal: its problem stands
             notes.append(f"job {job.name} ended with {len(left)} calls unanswered: {last_words(outcome)}")
@@ -154,7 +154,7 @@ class Session:
         if enders:
             notes.append(f"{len(enders)} calls each ended their job unanswered when run alone")
         if notes:
-            record.finished = all(call_id in record.results for call_id in script.call_ids())
+            record.finished = all(record.settled(call_id) for call_id in script.call_ids())
             self.forgive_early_end(job.name)
         return outcome, record, "; ".join(notes)
 

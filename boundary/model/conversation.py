@@ -24,29 +24,59 @@ def next_turn(script: Script, request: ModelRequest, record: JobRecord) -> Turn:
     if request.tools is None:
         return Turn(text="boundary probe job")  # e.g. the session title request
     record.note_results({k: v for k, v in request.results.items() if k in set(script.call_ids())})
-    for index, step in enumerate(script.steps):
-        if not all(call.id in request.issued_ids for call in step):
-            _run_checkpoints(script, record, below=index)
-            problems = [p for call in step for p in schema_problems(call, request.tools)]
-            if problems:
-                for problem in problems:
-                    record.note_error(problem)
-                return Turn(text="stopping: the agent's tools do not match the script")
-            record.note_issued([call.id for call in step])
-            return Turn(calls=step)
-    _run_checkpoints(script, record, below=len(script.steps))
+    while True:
+        known = len(script.steps)
+        calls = _next_step(script, request, record)
+        if calls is not None:
+            return Turn(calls=calls) if calls else Turn(text="stopping: the agent's tools do not match the script")
+        _run_checkpoints(script, record, below=known)
+        if len(script.steps) == known:  # the last checkpoint may give the job more to do
+            break
     if record.finished:
         record.note_error("unexpected request after the script's final text")
-    missing = [i for i in script.call_ids() if i not in request.results]
+    missing = [i for i in script.call_ids() if i not in request.results and i not in record.skipped]
     if missing:
         record.note_error(f"no tool result came back for {', '.join(missing)}")
     record.finished = True
     return Turn(text=script.final_text)
 
 
+def _next_step(script: Script, request: ModelRequest, record: JobRecord) -> list[ToolCall] | None:
+    """The first step not yet issued nor passed over (an empty list: its calls do not fit the agent's tools);
+    None when every step is."""
+    for index, step in enumerate(script.steps):
+        if all(call.id in request.issued_ids or call.id in record.skipped for call in step):
+            continue
+        _run_checkpoints(script, record, below=index)
+        if _skips(script, record, index):
+            continue
+        problems = [p for call in step for p in schema_problems(call, request.tools or {})]
+        for problem in problems:
+            record.note_error(problem)
+        if problems:
+            return []
+        record.note_issued([call.id for call in step])
+        return step
+    return None
+
+
+def _skips(script: Script, record: JobRecord, index: int) -> bool:
+    """The step only waits for what the harness sees already holds: it is not asked for (and, once passed over,
+    never is: a retried request gets the same answer)."""
+    holds = script.skip_when.get(index)
+    try:
+        skip = holds is not None and holds()
+    except Exception as error:  # the harness's look failed: ask the step, which checks for itself
+        record.note_error(f"could not look whether step {index} is still needed: {type(error).__name__}: {error}")
+        return False
+    if skip:
+        record.note_skipped([call.id for call in script.steps[index]])
+    return skip
+
+
 def _run_checkpoints(script: Script, record: JobRecord, below: int) -> None:
     """Each checkpoint of a step whose results are all back, once (a retried request must not repeat it)."""
-    back = set(record.results)
+    back = set(record.results) | record.skipped
     due = [i for i in script.checkpoints if i < below and i not in record.checkpoints_done]
     for index in sorted(i for i in due if all(call.id in back for call in script.steps[i])):
         record.checkpoints_done.add(index)

@@ -22,6 +22,7 @@ class JobRecord:
     issued_at: dict[str, float] = field(default_factory=dict)
     answered_at: dict[str, float] = field(default_factory=dict)
     checkpoints_done: set[int] = field(default_factory=set)
+    skipped: set[str] = field(default_factory=set)  # calls never asked for: what they would wait for already held
     bodies: list[bytes] = field(default_factory=list)  # every request, as sent: what the job's context carried
     ended_on: dict[str, str] = field(default_factory=dict)  # call id -> the agent's last words: its job ended on it
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -42,6 +43,15 @@ class JobRecord:
         with self._lock:
             for call_id in call_ids:
                 self.issued_at.setdefault(call_id, time.monotonic())
+
+    def note_skipped(self, call_ids: list[str]) -> None:
+        with self._lock:
+            self.skipped.update(call_ids)
+
+    def settled(self, call_id: str) -> bool:
+        """The call's result came back, or it was never needed."""
+        with self._lock:
+            return call_id in self.results or call_id in self.skipped
 
     def note_results(self, results: dict[str, str]) -> None:
         with self._lock:
@@ -68,6 +78,7 @@ class JobRecord:
                 self.issued_at.setdefault(call_id, later.issued_at.get(call_id, 0.0))
                 self.answered_at.setdefault(call_id, later.answered_at.get(call_id, 0.0))
             self.offered += later.offered
+            self.skipped |= later.skipped
             self.errors += later.errors
             self.bodies += later.bodies
 

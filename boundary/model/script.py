@@ -32,13 +32,19 @@ class Script:
     # step index -> called once every result of that step is back, before the model answers again:
     # the harness looks from outside at what the step changed (e.g. hashes files a write channel targeted).
     checkpoints: dict[int, Callable[[], None]] = field(default_factory=dict)
+    # step index -> a condition the harness reads from outside: a step that only waits for it is not asked for once
+    # it holds (each such call costs the agent a model round trip and a shell start for nothing).
+    skip_when: dict[int, Callable[[], bool]] = field(default_factory=dict)
 
     def call_ids(self) -> list[str]:
         return [call.id for step in self.steps for call in step]
 
-    def add_step(self, *calls: ToolCall) -> None:
+    def add_step(self, *calls: ToolCall, unless: Callable[[], bool] | None = None) -> None:
+        """A step of `calls`; `unless`: not asked for if it holds when the step is due (and never after)."""
         if calls:
             self.steps.append(list(calls))
+            if unless is not None:
+                self.skip_when[len(self.steps) - 1] = unless
 
     def checkpoint(self, check: Callable[[], None]) -> None:
         """Run `check` once the last step added so far has all its results back."""
