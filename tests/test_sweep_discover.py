@@ -33,13 +33,14 @@ def _runner() -> Any:
     return SimpleNamespace(agent=SimpleNamespace(lacks=frozenset()), denials=DENIALS)
 
 
-def _discover(tmp_path: Path, discovery: Discovery, env: dict[str, str]) -> str:
-    """The shell's discovery kept to tmp_path: its walk starts in `top`, its mount table names `top/bind`."""
+def _discover(tmp_path: Path, discovery: Discovery, env: dict[str, str], table: str = "") -> str:
+    """The shell's discovery kept to tmp_path: its walk starts in `top`, its mount table names `top/bind` (and
+    `table`'s lines)."""
     top, checkout = tmp_path / "top", tmp_path / "checkout"
     for directory in (top / "bind", checkout):
         directory.mkdir(parents=True)
     mounts = tmp_path / "mountinfo"
-    mounts.write_text(f"1 0 0:1 / {top / 'bind'} rw - tmpfs x rw\n2 0 0:2 / /proc rw - proc proc rw\n")
+    mounts.write_text(f"1 0 0:1 / {top / 'bind'} rw - tmpfs x rw\n2 0 0:2 / /proc rw - proc proc rw\n{table}")
     text = "exec 2>&1\n" + discover_lines(discovery, str(top), str(mounts))
     env = {"PATH": os.environ["PATH"], **env}
     said = subprocess.run(["bash", "-c", text], capture_output=True, text=True, env=env, cwd=checkout).stdout
@@ -63,6 +64,29 @@ def test_the_shell_plants_where_its_environment_its_walk_and_its_mounts_say(tmp_
     listed = dict((d, how) for how, d in discovery.writable)
     assert listed[str(tmp_path / "checkout")] == "env-PWD"  # the fixed places are listed, not planted twice
     assert str(tmp_path / "checkout") not in {p.directory for p in discovery.planted}
+
+
+def test_the_walk_skips_read_only_mounts_but_not_the_writable_mounts_inside_them(tmp_path: Path) -> None:
+    """Nothing under a read-only mount is writable through it, so the walk does not read it (a sandbox that mounts
+    `/` read-only made the walk read the whole file system); a writable mount inside one is walked from its own
+    mount point, down to its first writable directories. The last mount on a path is the one in force."""
+    top = tmp_path / "top"
+    (top / "other").mkdir(parents=True)
+    (top / "with space").mkdir()
+    stacked = tmp_path / "stacked"
+    stacked.mkdir()
+    table = (
+        f"3 0 0:3 / {top} ro,relatime - ext4 x ro\n"
+        f"4 0 0:4 / {str(top / 'with space').replace(' ', chr(92) + '040')} rw - tmpfs x rw\n"
+        f"5 0 0:5 / {stacked} ro - ext4 x ro\n6 0 0:6 / {stacked} rw - tmpfs x rw\n"
+    )
+    discovery = new_discovery()
+    _discover(tmp_path, discovery, {"HOME": str(tmp_path / "none")}, table)
+    listed = {directory: how for how, directory in discovery.writable}
+    assert listed[str(top / "bind")] == "mount"
+    assert str(top) not in listed and str(top / "other") not in listed
+    assert listed[str(stacked)] == "mount"  # a writable tmpfs over a read-only mount
+    assert listed[str(top / "with space")] == "mount"  # the table's escapes read back
 
 
 def test_the_cap_leaves_places_named_and_the_cell_unproven(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

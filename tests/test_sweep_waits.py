@@ -3,6 +3,7 @@ exec_command yields after 30 s, its command running on), the sweep's jobs wait i
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -10,12 +11,13 @@ from boundary.agents.codex import Codex
 from boundary.agents.opencode import OpenCode
 from boundary.model import Script
 from boundary.scenarios.sweep import A_WAITED
-from boundary.scenarios.sweep_places import wait_for
+from boundary.scenarios.sweep_places import ended, wait_for
 
 
 def _steps(agent: Any, total_s: float) -> list[str]:
     script = Script()
-    wait_for(SimpleNamespace(agent=agent), script, "a-wait", f"[ -e {A_WAITED} ]", total_s)  # type: ignore[arg-type]
+    runner = SimpleNamespace(agent=agent)
+    wait_for(runner, script, "a-wait", f"[ -e {A_WAITED} ]", total_s, lambda: False)  # type: ignore[arg-type]
     return [call.id for step in script.steps for call in step]
 
 
@@ -23,10 +25,22 @@ def test_an_agent_whose_calls_yield_waits_in_more_calls_for_the_whole_time() -> 
     assert Codex.call_yields_after_s == 30.0
     assert _steps(Codex(), 300) == [f"a-wait-{n}" for n in range(2, 11)]  # with the first: 10 × 30 s = 300 s
     step = Script()
-    wait_for(SimpleNamespace(agent=Codex()), step, "b-wait", "true", 60)  # type: ignore[arg-type]
+    wait_for(SimpleNamespace(agent=Codex()), step, "b-wait", "true", 60, lambda: True)  # type: ignore[arg-type]
     assert step.steps[0][0].args["yield_time_ms"] == 30_000
 
 
 def test_an_agent_whose_calls_wait_for_their_command_needs_no_more() -> None:
     assert OpenCode.call_yields_after_s is None
     assert _steps(OpenCode(), 300) == []
+
+
+def test_the_harness_reads_the_end_line_a_wait_is_for(tmp_path: Path) -> None:
+    """A wait step is passed over once its file ends as the job's shell would make it end; a line merely
+    containing the end line (or no file at all) does not count."""
+    path = tmp_path / "said"
+    look = ended(path, "boundary-plant-end")
+    assert not look()
+    path.write_text("x boundary-plant-end\n")
+    assert not look()
+    path.write_text("planted\nboundary-plant-end\n")
+    assert look()

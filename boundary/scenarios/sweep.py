@@ -4,8 +4,9 @@ A leak nobody thought of is still found: A writes a canary into every place it m
 committed), `$TMPDIR`, `$HOME`, `$XDG_DATA_HOME`, `/tmp`, `/var/tmp`, `/dev/shm`, the directories a sandbox's
 defaults share (`/tmp/claude`, and two under `$HOME`: the harness makes them first), through its `write` tool, and
 in every other place its shell finds it may write (`sweep_discover.py`) — and its environment carries one, as a
-job's credentials do. The two jobs share one network, PID and mount namespace, as jobs on one host do. B then
-sweeps (`sweep_search.py`); any of A's canaries anywhere is LEAKED, naming where (`sweep_judge.py`).
+job's credentials do. The two jobs share one network, PID and mount namespace, as jobs on one host do. B starts
+with A and plants its own canaries (the controls) meanwhile; once A has planted, it sweeps (`sweep_search.py`); any
+of A's canaries anywhere is LEAKED, naming where (`sweep_judge.py`).
 
 The parts: `sweep_places.py` (the fixed places and how a canary is written), `sweep_discover.py` (the places A
 finds), `sweep_search.py` (B's searches and controls), `sweep_judge.py` (cells and verdicts).
@@ -16,8 +17,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
-from boundary import canary
+from boundary import canary, proc
 from boundary.model import JobRecord, Script
 from boundary.runners.contract import Job, Runner
 from boundary.scenarios import sweep_ipc
@@ -39,6 +41,7 @@ from boundary.scenarios.sweep_places import (
     SWEEP_OUTPUT,
     Place,
     clean,
+    ended,
     places_of,
     plant_steps,
     resolve,
@@ -51,12 +54,13 @@ from boundary.scenarios.sweep_search import (
     SECRET_ENV,
     SWEEP_END,
     SWEEP_TIMEOUT_S,
+    add_searches,
     controls_of,
     file_channels,
     found_by,
+    own_plant_script,
     pids_of,
     results_of,
-    sweep_script,
 )
 from boundary.session import Session
 
@@ -130,35 +134,55 @@ class Sweep(Scenario):
         started: int,
         ipc: tuple[IpcTokens, IpcTokens],
     ) -> tuple[JobRecord, bool, frozenset[str] | None]:
-        """A plants and waits; once it has, the harness reads where, then B plants its own and searches. Also which
-        of A's kernel objects the harness saw in A's namespaces."""
+        """A plants and holds; B starts with it and plants its own meanwhile (its controls need nothing of A's). In
+        B's next model turn the harness waits until A has planted, reads where from outside, and only then gives B
+        its searches. Also which of A's kernel objects the harness saw in A's namespaces."""
         (job_a, job_b), (a_places, b_places) = jobs, places
         planted = threading.Event()
-        script_a = _plant_script(runner, a_places, sides.a, planted.set, ipc[0])
+        script_a = _plant_script(runner, job_a.checkout, a_places, sides.a, planted.set, ipc[0])
         thread = threading.Thread(target=session.run, args=(job_a, script_a), name="sweep-job-a", daemon=True)
-        thread.start()
-        try:
+        script_b = own_plant_script(runner, job_b, b_places, sides.b)
+        verified: list[frozenset[str] | None] = []
+
+        def searches() -> None:  # B waits in its model turn, as for a model that thinks
             if not planted.wait(PLANT_TIMEOUT_S):
                 raise RuntimeError(f"job A planted nothing within {PLANT_TIMEOUT_S:g} s (see its transcript)")
-            said = _text(job_a, said_file("a"))
-            resolve([*a_places, *sides.a.places], said, results_of(runner, session, job_a, ("a-write-tool",)))
-            read_discovery(sides.a, said)
-            root = session.root()  # read now: B must not be able to hide them
-            a_places[:] = [with_held(place, root) for place in a_places]
-            sides.a.places = [with_held(place, root) for place in sides.a.places]
+            searched = _planted_by_a(runner, session, job_a, a_places, sides.a)
             pids = pids_of(session, job_a.env[SECRET_ENV])
-            searched = [*a_places, *sides.a.planted]
-            script_b = sweep_script(runner, job_b, started, searched, b_places, pids, sides.b)
-            # Last: what it writes holds A's canaries when it finds them, and no later search should count them again.
-            script_b.add_step(script(runner, "ipc_sweep", sweep_ipc.search_lines(*ipc), timeout_s=PLANT_TIMEOUT_S))
-            wait_for(runner, script_b, "b-wait", _SEARCHED, PLANT_TIMEOUT_S)
+            add_searches(runner, script_b, job_b, started, searched, pids, sweep_ipc.search_lines(*ipc))
+            wait_for(runner, script_b, "b-wait", _SEARCHED, PLANT_TIMEOUT_S, _searched(job_b.checkout))
             sweep_ipc.wait_planted(job_a.checkout / sweep_ipc.STATUS, PLANT_TIMEOUT_S, thread.is_alive)
-            verified = sweep_ipc.verify(ipc[0], sweep_ipc.holder_pid(ipc[0]))
+            verified.append(sweep_ipc.verify(ipc[0], sweep_ipc.holder_pid(ipc[0])))
+
+        script_b.checkpoint(searches)
+        thread.start()
+        try:
+            # Not before A's agent is up: two first starts of one account at once race on its state (opencode's
+            # database migration failed one of them).
+            proc.wait_until(lambda: _asked(session, job_a) or not thread.is_alive() or None, PLANT_TIMEOUT_S)
             _, record = session.run(job_b, script_b)
-            return record, thread.is_alive(), verified
+            return record, thread.is_alive(), verified[0] if verified else None
         finally:
             (job_a.checkout / DONE_FLAG).touch()
             thread.join(PLANT_TIMEOUT_S)
+
+
+def _asked(session: Session, job: Job) -> bool:
+    """The job's agent has sent the model its first request: it is up."""
+    entry = session.server.lookup(f"{session.scenario}.{job.name}")
+    return entry is not None and entry[1].requests > 0
+
+
+def _planted_by_a(runner: Runner, session: Session, job_a: Job, places: list[Place], found: Discovery) -> list[Place]:
+    """Where A planted, as its shell said, each marked held if the harness reads the canary there now (before B
+    runs a search: B must not be able to hide them)."""
+    said = _text(job_a, said_file("a"))
+    resolve([*places, *found.places], said, results_of(runner, session, job_a, ("a-write-tool",)))
+    read_discovery(found, said)
+    root = session.root()
+    places[:] = [with_held(place, root) for place in places]
+    found.places = [with_held(place, root) for place in found.places]
+    return [*places, *found.planted]
 
 
 def _plant_forms(job_b: Job, a_tokens: list[str]) -> dict[str, str]:
@@ -175,18 +199,24 @@ def _write_tool(record: JobRecord, runner: Runner) -> str:
 
 
 def _plant_script(
-    runner: Runner, places: list[Place], discovery: Discovery, planted: Callable[[], None], ipc: IpcTokens
+    runner: Runner,
+    checkout: Path,
+    places: list[Place],
+    discovery: Discovery,
+    planted: Callable[[], None],
+    ipc: IpcTokens,
 ) -> Script:
     """A writes every canary (its file tool too, and wherever else it finds it may write), says so through a
     checkpoint, then makes its kernel objects and holds them while it waits for B to finish: made in the call that
     waits, they outlive no call and no per-call namespace of the sandbox."""
     script_ = Script()
-    plant_steps(runner, script_, places, "a", discover_lines(discovery))
+    plant_steps(runner, script_, places, "a", checkout, discover_lines(discovery))
     script_.checkpoint(planted)
     wait = f"while [ ! -e {DONE_FLAG} ]; do sleep 0.2; done; touch {A_WAITED}; echo swept"
     held = f"{sweep_ipc.plant_lines(ipc, DONE_FLAG)}\n{wait}"
     script_.add_step(script(runner, "a-wait", held, timeout_s=PLANT_TIMEOUT_S * 2))
-    wait_for(runner, script_, "a-wait", f"[ -e {A_WAITED} ]", PLANT_TIMEOUT_S * 2)
+    waited = (checkout / A_WAITED).exists
+    wait_for(runner, script_, "a-wait", f"[ -e {A_WAITED} ]", PLANT_TIMEOUT_S * 2, waited)
     return script_
 
 
@@ -197,6 +227,13 @@ _SEARCHED = " && ".join(
         f"grep -qx {sweep_ipc.SEARCH_END} {sweep_ipc.OUTPUT} 2>/dev/null",
     ]
 )
+
+
+def _searched(checkout: Path) -> Callable[[], bool]:
+    """`_SEARCHED`, read by the harness."""
+    sweeps = [ended(checkout / f"{SWEEP_OUTPUT}{call}", SWEEP_END) for call in ("shell_sweep", "proc_sweep")]
+    ipc = ended(checkout / sweep_ipc.OUTPUT, sweep_ipc.SEARCH_END)
+    return lambda: ipc() and all(look() for look in sweeps)
 
 
 def _text(job: Job, name: str) -> str:

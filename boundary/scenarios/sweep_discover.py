@@ -5,8 +5,9 @@ The shell lists, as it sees them: each directory its environment names (any vari
 absolute directory: TMPDIR, HOME, XDG_*, npm_config_cache, PIP_CACHE_DIR, CARGO_HOME, GOPATH, GOCACHE, …), the
 caches a home keeps by default (~/.cache, ~/.npm, ~/.local/share, …), every highest writable directory of a walk of
 its view (`/proc`, `/sys` and `/dev` left out, but `/dev/shm`; `/dev/mqueue` holds queues, not files: the sweep's
-`ipc/posix_mqueue` cell tries it), and every writable mount point in
-`/proc/self/mountinfo` (a sandbox may bind a shared directory inside a private one). What the fixed places of
+`ipc/posix_mqueue` cell tries it; read-only mounts left out: nothing under one is writable through it), and every
+highest writable directory of each writable mount in `/proc/self/mountinfo` (a sandbox may bind a shared directory
+inside a private or read-only one). What the fixed places of
 `sweep_places.py` already cover is not planted twice; nothing is planted under the host's `/run`, and no more than
 CAP places: each one left is named, and the cell cannot pass with it.
 
@@ -37,33 +38,37 @@ NOT_PLANTED = "boundary-not-planted"  # `boundary-not-planted DIR WHY`
 ENDED = "boundary-discovery-end"
 # The caches and data a home keeps where no variable names them: package managers' and XDG's defaults.
 HOME_DEFAULTS = (".cache", ".config", ".local/share", ".local/state", ".npm", ".cargo", "go", ".m2", ".gradle")
-PRUNED = r"\( -path /proc -o -path /sys -o -path /dev -o -path /run \) -prune -o"
-# {fixed}: the fixed places' directories. The n-th place's canary and file name are derived from {seed} (`derived`):
-# 64 of each spelled out made a command longer than Claude Code takes.
-DISCOVER = r"""h() {{ printf '%s-%s' {seed} "$1" | sha256sum | cut -c1-20; }}; : > {roots}
-fixed=$(for x in {fixed}; do [ -n "$x" ] && readlink -f -- "$x"; done)
+# Never walked: the kernel's trees, the host's /run (walked on its own, never planted in), and every read-only mount
+# (`$ro`: nothing under one is writable through it; a writable mount inside one is walked from its own mount point).
+PRUNED = r'\( -path /proc -o -path /sys -o -path /dev -o -path /run "${ro[@]}" \) -prune -o'
+# {fixed}: the fixed places' directories. The n-th place's file name and canary are derived from {seed} (`derived`):
+# 64 of each spelled out made a command longer than Claude Code takes. Few processes per place: on 2 cores each fork
+# of a loop over a sandbox's hundreds of mounts cost the plant step (on the jobs' critical path) seconds.
+DISCOVER = r""": > {roots}
+declare -A listed seen; for x in {fixed}; do [ -n "$x" ] && x=$(readlink -f -- "$x") && seen[$x]=1; done
+boundary_mounts() {{ awk '{{o[$5]=$6}} END {{for (m in o) print (o[m] ~ /(^|,)ro(,|$)/ ? "ro" : "rw"), m}}' \
+{mounts} 2>/dev/null; }}
+ro=(); rw=(); while read -r how m; do printf -v m '%b' "${{m//\\/\\0}}"
+if [ "$how" = ro ]; then m=${{m//\\/\\\\}}; m=${{m//\*/\\*}}; m=${{m//\?/\\?}}; m=${{m//\[/\\[}}; ro+=(-o -path "$m")
+else case $m in /proc|/proc/*|/sys|/sys/*) ;; /dev/shm|/dev/shm/*) rw+=("$m");; /dev|/dev/*) ;; *) rw+=("$m");; esac; fi
+done < <(boundary_mounts)
 boundary_candidates() {{
 for v in $(compgen -e); do x=${{!v}}; case $x in /*) [ -d "$x" ] && printf 'env-%s %s\n' "$v" "$x";; esac; done
 for s in {home}; do [ -n "$HOME" ] && [ -d "$HOME/$s" ] && printf 'home-%s %s\n' "$s" "$HOME/$s"; done
 find {top} "$PWD" ${{TMPDIR:+"$TMPDIR"}} ${{HOME:+"$HOME"}} {pruned} -type d -writable -print -prune 2>/dev/null \
 | sed 's/^/walk /'
 find /run /dev/shm -type d -writable -print -prune 2>/dev/null | sed 's/^/walk /'
-cut -d' ' -f5 {mounts} | while IFS= read -r m; do m=$(printf '%b' "${{m//\\/\\0}}")
-case $m in /proc|/proc/*|/sys|/sys/*) continue;; /dev/shm|/dev/shm/*) ;;
-/dev|/dev/*) continue;; esac
-[ -d "$m" ] && [ -w "$m" ] && printf 'mount %s\n' "$m"; done
+[ ${{#rw[@]}} -eq 0 ] || find "${{rw[@]}}" {pruned} -type d -writable -print -prune 2>/dev/null | sed 's/^/mount /'
 }}
-i=0; listed=; seen=$fixed
+i=0
 boundary_candidates | while read -r how x; do
 r=$(readlink -f -- "$x" 2>/dev/null); [ -n "$r" ] && [ -d "$r" ] && [ -w "$r" ] || continue
-printf '%s\n' "$listed" | grep -qxF -- "$r" || {{ echo "{writable} $how $r"; listed="$listed
-$r"; }}
-printf '%s\n' "$seen" | grep -qxF -- "$r" && continue
-seen="$seen
-$r"
+[ -n "${{listed[$r]}}" ] || {{ echo "{writable} $how $r"; listed[$r]=1; }}
+[ -n "${{seen[$r]}}" ] && continue
+seen[$r]=1
 case $r in /run|/run/*) echo "{not_planted} $r (/run is the host's: nothing is planted there)"; continue;; esac
 [ "$i" -lt {cap} ] || {{ echo "{not_planted} $r (over the cap of {cap} places)"; continue; }}
-n=discovered-$i; t=BOUNDARY-$(h t$i); f=boundary-sweep-$(h f$i)
+n=discovered-$i; h=$(printf '%s-%s' {seed} "$i" | sha256sum); f=boundary-sweep-${{h:0:20}}; t=BOUNDARY-${{h:20:20}}
 echo "{found} $n $how $r"; printf '%s\n' "$r" >> {roots}
 {write}
 i=$((i+1))
@@ -92,13 +97,10 @@ def new_discovery() -> Discovery:
 
 
 def derived(seed: str, index: int) -> tuple[str, str]:
-    """The n-th place's file name and canary, as the shell's `h` derives them from the seed (a canary's form, but
-    the file's name is no canary: B's read of the path must not show one)."""
-
-    def h(what: str) -> str:
-        return hashlib.sha256(f"{seed}-{what}{index}".encode()).hexdigest()[:20]
-
-    return f"boundary-sweep-{h('f')}", f"{canary.PREFIX}{h('t')}"
+    """The n-th place's file name and canary, as the shell derives them from the seed (a canary's form, but the
+    file's name is no canary: B's read of the path must not show one)."""
+    digest = hashlib.sha256(f"{seed}-{index}".encode()).hexdigest()
+    return f"boundary-sweep-{digest[:20]}", f"{canary.PREFIX}{digest[20:40]}"
 
 
 def discover_lines(discovery: Discovery, top: str = "/", mounts: str = "/proc/self/mountinfo") -> str:

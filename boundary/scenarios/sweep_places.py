@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import gzip
 import math
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,9 +61,10 @@ class Place:
 
 def script(runner: Runner, id: str, text: str, timeout_s: float | None = None) -> ToolCall:
     """A shell script run as one simple command, as a hostile job would: Claude Code refuses a command it cannot
-    check (loops, groups, variables), but not a script piped into bash."""
-    encoded = base64.b64encode(text.encode()).decode()
-    return runner.agent.shell(id, f"printf %s {encoded} | base64 -d | bash", timeout_s)
+    check (loops, groups, variables), but not a script piped into bash. Compressed: Claude Code also refuses to run
+    without asking a command of 10,000 characters or more, and the discovery made a plant step that long."""
+    encoded = base64.b64encode(gzip.compress(text.encode(), mtime=0)).decode()
+    return runner.agent.shell(id, f"printf %s {encoded} | base64 -d | gzip -dc | bash", timeout_s)
 
 
 def places_of(job: Job) -> list[Place]:
@@ -100,7 +103,9 @@ def plant_line(place: Place) -> str:
     return f'd={shell_directory(directory)}; {said}; [ -z "$d" ] || {{ {write}; }}'
 
 
-def plant_steps(runner: Runner, script_: Script, places: list[Place], prefix: str, discover: str = "") -> None:
+def plant_steps(
+    runner: Runner, script_: Script, places: list[Place], prefix: str, checkout: Path, discover: str = ""
+) -> None:
     """Every canary written: through the write tool, then through the shell (committed too), then in each place
     the shell finds it may write (`discover`: sweep_discover.py's lines)."""
     agent = runner.agent
@@ -120,7 +125,8 @@ def plant_steps(runner: Runner, script_: Script, places: list[Place], prefix: st
         agent.write(write_id, tool.path, tool.token + "\n") if tool.path else agent.shell(write_id, "true")
     )
     script_.add_step(script(runner, f"{prefix}-plant", plant, timeout_s=PLANT_S))
-    wait_for(runner, script_, f"{prefix}-plant-wait", f"grep -qx {PLANT_END} {said} 2>/dev/null", PLANT_S)
+    condition = f"grep -qx {PLANT_END} {said} 2>/dev/null"
+    wait_for(runner, script_, f"{prefix}-plant-wait", condition, PLANT_S, ended(checkout / said, PLANT_END))
 
 
 def said_file(prefix: str) -> str:
@@ -128,16 +134,32 @@ def said_file(prefix: str) -> str:
     return f"{SWEEP_OUTPUT}plant-{prefix}"
 
 
-def wait_for(runner: Runner, script_: Script, prefix: str, condition: str, total_s: float) -> None:
+def wait_for(
+    runner: Runner, script_: Script, prefix: str, condition: str, total_s: float, holds: Callable[[], bool]
+) -> None:
     """Where the agent's shell call returns before its command ends (codex's exec_command yields after 30 s, the
     command running on), more calls that wait until `condition` holds, for `total_s` in all: the job must not go on
-    (or end) while what it started still runs. Once the condition holds, each returns at once."""
+    (or end) while what it started still runs. `holds`: the same condition read from outside, by the harness; a
+    call due once it holds is never asked for."""
     limit = runner.agent.call_yields_after_s
     if limit is None:
         return
     wait = f"until {condition}; do sleep 0.2; done; echo waited"
     for index in range(2, math.ceil(total_s / limit) + 1):
-        script_.add_step(script(runner, f"{prefix}-{index}", wait, timeout_s=limit))
+        script_.add_step(script(runner, f"{prefix}-{index}", wait, timeout_s=limit), unless=holds)
+
+
+def ended(path: Path, *lines: str) -> Callable[[], bool]:
+    """The harness's look at what a job's shell writes last: `path` holds each of `lines` as a line of its own."""
+
+    def look() -> bool:
+        try:
+            held = set(path.read_text(errors="replace").splitlines())
+        except OSError:
+            return False
+        return all(line in held for line in lines)
+
+    return look
 
 
 def resolve(places: list[Place], said: str, write_tool: str = "") -> None:

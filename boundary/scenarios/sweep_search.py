@@ -108,54 +108,57 @@ def files_search(started: int, places: list[Place]) -> str:
 
 
 def procs_search(places: list[Place]) -> str:
-    """B's shell over every process's environment, command line, maps, open files, working directory and root."""
-    pattern, grep = canary.PATTERN, f"grep -a -o -E '{canary.PATTERN}' 2>/dev/null"
-    procs = (
-        "for p in /proc/[0-9]*; do for f in environ cmdline maps; do "
-        f"tr '\\0' '\\n' < $p/$f 2>/dev/null | grep -a -o -E '{pattern}' | sed \"s|^|$p/$f:|\"; done; "
-        f'for f in $p/fd/*; do [ -f "$f" ] && timeout 5 {grep} "$f" | sed "s|^|$f:|"; done; '
+    """B's shell over every process's environment, command line, maps, open files, working directory and root.
+
+    A few processes per process read: with one `cat | grep | sed` per file and place, the sweep of a pod's hundred
+    processes forked thousands and took seconds on 2 cores. Each match is printed as `PATH:CANARY`."""
+    grep = f"grep -a -o -H -E '{canary.PATTERN}'"
+    roots = " ".join(
+        f'"$p"/root{shlex.quote(str(p.path))}'  # what each process's root shows of A's places
+        for p in places
+        if p.directory not in (None, NAMED_NONE, ".") and p.path is not None
+    )
+    return (
+        f'for p in /proc/[0-9]*; do {grep} "$p"/environ "$p"/cmdline "$p"/maps {roots} 2>/dev/null; '
+        # its open files, but not those the other searches write as they run (they hold what those found)
+        f"find \"$p\"/fd -mindepth 1 ! -lname '*/{SWEEP_OUTPUT}*' -xtype f -print0 2>/dev/null "
+        f"| timeout 10 xargs -0 -r {grep} 2>/dev/null; "
         # Each working directory once, and never `/` (an init's): unconfined, a search of the whole file system per
         # process outlived the sweep's time and cut it off.
         'c=$(readlink "$p/cwd" 2>/dev/null); case " $seen " in *" $c "*) ;; *) seen="$seen $c"; '
-        f"[ -n \"$c\" ] && [ \"$c\" != / ] && timeout 20 grep -r -a -o -E '{pattern}' --exclude='{SWEEP_OUTPUT}*' "
-        f'$p/cwd/ 2>/dev/null | sed "s|^|$p/cwd:|";; esac; '
+        f'[ -n "$c" ] && [ "$c" != / ] && timeout 20 grep -r -a -o -E \'{canary.PATTERN}\' '
+        f'--exclude=\'{SWEEP_OUTPUT}*\' "$p"/cwd/ 2>/dev/null | sed "s|^|$p/cwd:|";; esac; done'
     )
-    for place in places:  # what each process's root shows of A's places
-        if place.directory not in (None, NAMED_NONE, ".") and place.path is not None:
-            path = shlex.quote(str(place.path))
-            procs += f"cat -- $p/root{path} 2>/dev/null | grep -a -o -E '{pattern}' | sed \"s|^|$p/root{path}:|\"; "
-    return procs + "done"
 
 
-def sweep_script(
-    runner: Runner,
-    job: Job,
-    started: int,
-    places: list[Place] | None = None,
-    own_places: list[Place] | None = None,
-    pids: list[int] | None = None,
-    own_discovery: Discovery | None = None,
-) -> Script:
-    """B plants its own canaries where A put its (the controls), then searches with every channel. `places`: A's,
-    the discovered ones too."""
-    agent, script_, places = runner.agent, Script(), places or []
-    if own_places:  # B's own canaries, where A put its: each place's control
-        plant_steps(runner, script_, own_places, "b", discover_lines(own_discovery) if own_discovery else "")
+def own_plant_script(runner: Runner, job: Job, own_places: list[Place], own_discovery: Discovery) -> Script:
+    """B's first steps: its own canaries where A puts its, and wherever its own shell finds it may write (the
+    controls). They need nothing of A's: B runs them while A plants."""
+    script_ = Script()
+    plant_steps(runner, script_, own_places, "b", job.checkout, discover_lines(own_discovery))
+    return script_
+
+
+def add_searches(
+    runner: Runner, script_: Script, job: Job, started: int, places: list[Place], pids: list[int], alongside: str
+) -> None:
+    """B's searches, with every channel, once A has planted. `places`: A's, the discovered ones too. Its shell's
+    searches (the files, the processes, and `alongside`: the kernel's objects) run at once in one call: each
+    writes its own file, read whole from outside, and on 2 cores they took twice as long one after another."""
+    agent = runner.agent
     if "grep_tool" in file_channels(runner):
         pattern = canary.PATTERN
         script_.add_step(agent.grep("grep_tool", pattern, Path("/")), agent.grep("grep_control", pattern, job.checkout))
-    if pids is not None:
-        script_.add_step(*proc_probes(runner, pids, places))
+    script_.add_step(*proc_probes(runner, pids, places))
     # Deduplicated in memory: a big `sort` spills to $TMPDIR, which srt by default sets to a /tmp/claude that may not
     # exist, and on a busy host (other jobs' canaries everywhere) sort then dies with nothing, taking B's control too.
-    # System V and POSIX IPC, abstract unix sockets: sweep_ipc.py's `search_lines(a, own)` is one more step here.
+    sweeps = []
     for call, search in (("shell_sweep", files_search(started, places)), ("proc_sweep", procs_search(places))):
         out = f"{SWEEP_OUTPUT}{call}"
-        sweep = (
-            f'{{ {search}; }} | {DEDUP} > {out}\necho {SWEEP_END} >> {out}\necho "$(wc -l < {out}) lines in {out}"\n'
-        )
-        script_.add_step(script(runner, call, sweep, timeout_s=SWEEP_TIMEOUT_S))
-    return script_
+        sweeps.append(f"{{ {{ {search}; }} | {DEDUP} > {out}; echo {SWEEP_END} >> {out}; }} &")
+    ends = " ".join(f"{SWEEP_OUTPUT}{call}" for call in ("shell_sweep", "proc_sweep"))
+    text = "\n".join([*sweeps, f"{{ {alongside}; }} &", "wait", f"wc -l {ends}"]) + "\n"
+    script_.add_step(script(runner, "sweeps", text, timeout_s=SWEEP_TIMEOUT_S))
 
 
 def results_of(runner: Runner, session: Session, job: Job, calls: tuple[str, ...]) -> str:
