@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "socat": ("socat", "srt and the model bridge"),
     "rg": ("ripgrep", "srt"),
     "unshare": ("util-linux", "job namespaces"),
+    "setpriv": ("util-linux", "jobs and hosts that die with the harness"),
     "ip": ("iproute2", "job loopback"),
     "strace": ("strace", "the network trace"),
     "git": ("git", "repositories"),

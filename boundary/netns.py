@@ -12,6 +12,8 @@ import shlex
 import shutil
 from pathlib import Path
 
+from boundary import proc
+
 BRIDGE_PORT = 4010
 
 _INNER = """set -e
@@ -70,7 +72,7 @@ def wrap(
             "/dev/fd/9",
         ]
         argv = [*strace, "--", *reaper, *argv]
-    missing = [tool for tool in ("unshare", "ip", "socat", "bash", "strace") if shutil.which(tool) is None]
+    missing = [tool for tool in ("setpriv", "unshare", "ip", "socat", "bash", "strace") if shutil.which(tool) is None]
     if missing:
         raise NetnsError(f"jobs need {', '.join(missing)} on PATH (apt-get install util-linux iproute2 socat strace)")
     if os.geteuid() != 0:
@@ -79,4 +81,5 @@ def wrap(
         namespaces = ["--net", "--pid", "--fork", "--mount", "--mount-proc"]
     hide = _HIDE.format(trace=shlex.quote(str(trace)), records=shlex.quote(str(trace.parent))) if trace else ""
     inner = _INNER.format(port=BRIDGE_PORT, socket=model_socket, hide=hide)
-    return [*enter, "unshare", *namespaces, "--kill-child", "--", "bash", "-c", inner, "boundary-job", str(cwd), *argv]
+    wrapped = ["unshare", *namespaces, "--kill-child", "--", "bash", "-c", inner, "boundary-job", str(cwd), *argv]
+    return [*proc.DIES_WITH_US, *enter, *wrapped]

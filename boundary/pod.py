@@ -58,7 +58,7 @@ class Pod:
     def start(self) -> Pod:
         namespaces = ["--net", "--pid", "--fork", "--mount", "--mount-proc", "--kill-child"]
         init = _INIT.format(port=BRIDGE_PORT, socket=shlex.quote(str(self.model_socket)), records=self.records)
-        argv = [*self.enter, "unshare", *namespaces, "--", "bash", "-c", init]
+        argv = [*proc.DIES_WITH_US, *self.enter, "unshare", *namespaces, "--", "bash", "-c", init]
         self._process = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True, start_new_session=True
         )

@@ -17,6 +17,10 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
+# Before a command that starts something long-lived (a host, a pod, a job): it is SIGKILLed if the harness dies
+# (killed, or a CI job cancelled), and `unshare --kill-child` then takes its namespace's processes with it. The
+# signal comes when the *thread* that started it ends: start such commands from a thread that outlives them.
+DIES_WITH_US = ("setpriv", "--pdeathsig", "KILL", "--")
 GRACE_S = 3.0  # between SIGTERM and SIGKILL, and for the pipes to close after
 TAIL_CHARS = 600
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
+import psutil
 import pytest
 
 from boundary.host.base import CANARY_ADDRESS, CANARY_NAME, HostError
@@ -161,3 +163,25 @@ def test_missing_command_names_the_apt_fix(tmp_path, monkeypatch):
         host.start()
     assert host.pid == 0
     assert not (tmp_path / "host").exists(), "nothing is written before the checks pass"
+
+
+def test_a_killed_harness_leaves_no_host_running(tmp_path: Path) -> None:
+    """A run killed outright (SIGKILL, a cancelled CI job) takes its namespace host with it: dbus-daemon,
+    systemd-resolved and the rest die with the host's PID 1, which dies with the harness."""
+    with subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from boundary.host.namespace import NamespaceHost; "
+            f"h = NamespaceHost({str(tmp_path / 'host')!r}).start(); print(h.pid, flush=True); time.sleep(120)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as harness:
+        assert harness.stdout is not None
+        init = int(harness.stdout.readline())
+        inside = psutil.Process(init).children(recursive=True)
+        assert inside, "expected the host's daemons under its PID 1"
+        harness.kill()
+    _gone, alive = psutil.wait_procs([psutil.Process(init), *inside], timeout=10)
+    assert not alive, f"expected the host to die with the harness; still running: {[p.cmdline() for p in alive]}"

@@ -38,7 +38,10 @@ POLL_S = 0.01
 NOTIFY_SOCKET = "/run/nshost/notify"  # resolved's sd_notify socket, as seen inside
 # $1 resolved, $2 its log, $3 the notify socket; `$!` stays resolved's PID through setsid's exec.
 START_RESOLVED = 'NOTIFY_SOCKET="$3" SYSTEMD_LOG_TARGET=console setsid "$1" >> "$2" 2>&1 < /dev/null & echo $!'
-UNSHARE = ["unshare", "--mount", "--net", "--pid", "--fork", "--mount-proc", "--propagation", "private"]
+UNSHARE = [
+    *proc.DIES_WITH_US,
+    *("unshare", "--mount", "--net", "--pid", "--fork", "--mount-proc", "--propagation", "private", "--kill-child"),
+]
 APT_FIX = "apt-get install util-linux iproute2 dbus dnsmasq-base"
 
 # command -> Debian package that provides it
