@@ -109,6 +109,29 @@ def summarise(walls: list[float], reports: list[dict[str, Any]], floor: list[flo
     ]
 
 
+def check_spans(reports: list[dict[str, Any]]) -> dict[str, list[float]]:
+    """Per check (`agent/scenario`), per run: from its first job's start to its last job's end."""
+    spans: dict[str, list[float]] = {}
+    for report in reports:
+        for key, scenario in (report.get("scenarios") or {}).items():
+            jobs = [job for job in scenario.get("jobs") or [] if "started_at" in job]
+            if jobs:
+                end = max(job["started_at"] + job["wall_s"] for job in jobs)
+                spans.setdefault(key, []).append(end - min(job["started_at"] for job in jobs))
+    return spans
+
+
+def check_lines(reports: list[dict[str, Any]], floor_reports: list[dict[str, Any]]) -> list[str]:
+    """Where a run's time goes beyond its floor's, check by check (the costliest first)."""
+    run, floor = check_spans(reports), check_spans(floor_reports)
+    extra = {key: statistics.median(spans) - statistics.median(floor.get(key) or [0.0]) for key, spans in run.items()}
+    lines = ["per check: median span of its jobs, its floor's, and what the probes add"]
+    for key in sorted(run, key=lambda k: -extra[k]):
+        base = f"{statistics.median(floor[key]):.1f} s" if key in floor else "none"
+        lines.append(f"  {key:32} {statistics.median(run[key]):6.1f} s  floor {base:>8}  +{extra[key]:.1f} s")
+    return lines
+
+
 def phase_lines(reports: list[dict[str, Any]]) -> list[str]:
     """Per agent, where its jobs' time went (medians): start-up to the first model request, the script, the end."""
     by_agent: dict[str, list[dict[str, float]]] = {}
@@ -177,7 +200,7 @@ def run_mode(mode: str, runs: int, extra: list[str], scratch: Path, under: str, 
     print(f"-- {mode}{under}", *summarise(walls, reports, floors or None), sep="\n")
     if floors:
         print(f"-- {mode} floor (empty scripts){under}", *summarise(floors, floor_reports)[:3], sep="\n")
-        print(*_floor_mismatch(reports[0], floor_reports[0]), sep="\n")
+        print(*_floor_mismatch(reports[0], floor_reports[0]), *check_lines(reports, floor_reports), sep="\n")
     return walls
 
 
