@@ -10,14 +10,15 @@ from typing import Any
 from boundary.agents.codex import Codex
 from boundary.agents.opencode import OpenCode
 from boundary.model import Script
-from boundary.scenarios.sweep import A_WAITED
+from boundary.scenarios.sweep import A_WAITED, A_WAITED_LINE
 from boundary.scenarios.sweep_places import ended, wait_for
 
 
 def _steps(agent: Any, total_s: float) -> list[str]:
     script = Script()
     runner = SimpleNamespace(agent=agent)
-    wait_for(runner, script, "a-wait", f"[ -e {A_WAITED} ]", total_s, lambda: False)  # type: ignore[arg-type]
+    ends = {A_WAITED: A_WAITED_LINE}
+    wait_for(runner, script, "a-wait", total_s, Path("/nonexistent"), ends)  # type: ignore[arg-type]
     return [call.id for step in script.steps for call in step]
 
 
@@ -25,7 +26,7 @@ def test_an_agent_whose_calls_yield_waits_in_more_calls_for_the_whole_time() -> 
     assert Codex.call_yields_after_s == 30.0
     assert _steps(Codex(), 300) == [f"a-wait-{n}" for n in range(2, 11)]  # with the first: 10 × 30 s = 300 s
     step = Script()
-    wait_for(SimpleNamespace(agent=Codex()), step, "b-wait", "true", 60, lambda: True)  # type: ignore[arg-type]
+    wait_for(SimpleNamespace(agent=Codex()), step, "b-wait", 60, Path("/nonexistent"), {"x": "y"})  # type: ignore[arg-type]
     assert step.steps[0][0].args["yield_time_ms"] == 30_000
 
 
@@ -38,7 +39,7 @@ def test_the_harness_reads_the_end_line_a_wait_is_for(tmp_path: Path) -> None:
     """A wait step is passed over once its file ends as the job's shell would make it end; a line merely
     containing the end line (or no file at all) does not count."""
     path = tmp_path / "said"
-    look = ended(path, "boundary-plant-end")
+    look = ended(tmp_path, {"said": "boundary-plant-end"})
     assert not look()
     path.write_text("x boundary-plant-end\n")
     assert not look()

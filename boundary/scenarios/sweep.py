@@ -41,7 +41,6 @@ from boundary.scenarios.sweep_places import (
     SWEEP_OUTPUT,
     Place,
     clean,
-    ended,
     places_of,
     plant_steps,
     resolve,
@@ -66,6 +65,7 @@ from boundary.session import Session
 
 DONE_FLAG = ".boundary-sweep-done"
 A_WAITED = ".boundary-sweep-a-waited"  # A's holding call ran to its end: its kernel objects released, said so
+A_WAITED_LINE = "boundary-a-waited"
 PLANT_TIMEOUT_S = SWEEP_TIMEOUT_S
 
 
@@ -150,7 +150,7 @@ class Sweep(Scenario):
             searched = _planted_by_a(runner, session, job_a, a_places, sides.a)
             pids = pids_of(session, job_a.env[SECRET_ENV])
             add_searches(runner, script_b, job_b, started, searched, pids, sweep_ipc.search_lines(*ipc))
-            wait_for(runner, script_b, "b-wait", _SEARCHED, PLANT_TIMEOUT_S, _searched(job_b.checkout))
+            wait_for(runner, script_b, "b-wait", PLANT_TIMEOUT_S, job_b.checkout, _SEARCHED)
             sweep_ipc.wait_planted(job_a.checkout / sweep_ipc.STATUS, PLANT_TIMEOUT_S, thread.is_alive)
             verified.append(sweep_ipc.verify(ipc[0], sweep_ipc.holder_pid(ipc[0])))
 
@@ -212,28 +212,18 @@ def _plant_script(
     script_ = Script()
     plant_steps(runner, script_, places, "a", checkout, discover_lines(discovery))
     script_.checkpoint(planted)
-    wait = f"while [ ! -e {DONE_FLAG} ]; do sleep 0.2; done; touch {A_WAITED}; echo swept"
+    wait = f"while [ ! -e {DONE_FLAG} ]; do sleep 0.2; done; echo {A_WAITED_LINE} > {A_WAITED}; echo swept"
     held = f"{sweep_ipc.plant_lines(ipc, DONE_FLAG)}\n{wait}"
     script_.add_step(script(runner, "a-wait", held, timeout_s=PLANT_TIMEOUT_S * 2))
-    waited = (checkout / A_WAITED).exists
-    wait_for(runner, script_, "a-wait", f"[ -e {A_WAITED} ]", PLANT_TIMEOUT_S * 2, waited)
+    wait_for(runner, script_, "a-wait", PLANT_TIMEOUT_S * 2, checkout, {A_WAITED: A_WAITED_LINE})
     return script_
 
 
 # B's searches have all written their last line (each runs on if its call returned early).
-_SEARCHED = " && ".join(
-    [
-        *(f"grep -qx {SWEEP_END} {SWEEP_OUTPUT}{call} 2>/dev/null" for call in ("shell_sweep", "proc_sweep")),
-        f"grep -qx {sweep_ipc.SEARCH_END} {sweep_ipc.OUTPUT} 2>/dev/null",
-    ]
-)
-
-
-def _searched(checkout: Path) -> Callable[[], bool]:
-    """`_SEARCHED`, read by the harness."""
-    sweeps = [ended(checkout / f"{SWEEP_OUTPUT}{call}", SWEEP_END) for call in ("shell_sweep", "proc_sweep")]
-    ipc = ended(checkout / sweep_ipc.OUTPUT, sweep_ipc.SEARCH_END)
-    return lambda: ipc() and all(look() for look in sweeps)
+_SEARCHED = {
+    **{f"{SWEEP_OUTPUT}{call}": SWEEP_END for call in ("shell_sweep", "proc_sweep")},
+    sweep_ipc.OUTPUT: sweep_ipc.SEARCH_END,
+}
 
 
 def _text(job: Job, name: str) -> str:

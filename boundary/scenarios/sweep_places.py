@@ -125,8 +125,7 @@ def plant_steps(
         agent.write(write_id, tool.path, tool.token + "\n") if tool.path else agent.shell(write_id, "true")
     )
     script_.add_step(script(runner, f"{prefix}-plant", plant, timeout_s=PLANT_S))
-    condition = f"grep -qx {PLANT_END} {said} 2>/dev/null"
-    wait_for(runner, script_, f"{prefix}-plant-wait", condition, PLANT_S, ended(checkout / said, PLANT_END))
+    wait_for(runner, script_, f"{prefix}-plant-wait", PLANT_S, checkout, {said: PLANT_END})
 
 
 def said_file(prefix: str) -> str:
@@ -135,31 +134,32 @@ def said_file(prefix: str) -> str:
 
 
 def wait_for(
-    runner: Runner, script_: Script, prefix: str, condition: str, total_s: float, holds: Callable[[], bool]
+    runner: Runner, script_: Script, prefix: str, total_s: float, checkout: Path, ends: dict[str, str]
 ) -> None:
     """Where the agent's shell call returns before its command ends (codex's exec_command yields after 30 s, the
-    command running on), more calls that wait until `condition` holds, for `total_s` in all: the job must not go on
-    (or end) while what it started still runs. `holds`: the same condition read from outside, by the harness; a
-    call due once it holds is never asked for."""
+    command running on), more calls that wait, for `total_s` in all, until each file of `ends` (in the job's
+    checkout) holds its end line: the job must not go on (or end) while what it started still runs. The harness
+    reads the same files from outside: a call due once they all hold their lines is never asked for."""
     limit = runner.agent.call_yields_after_s
     if limit is None:
         return
+    condition = " && ".join(f"grep -qx {line} {name} 2>/dev/null" for name, line in ends.items())
     wait = f"until {condition}; do sleep 0.2; done; echo waited"
     for index in range(2, math.ceil(total_s / limit) + 1):
-        script_.add_step(script(runner, f"{prefix}-{index}", wait, timeout_s=limit), unless=holds)
+        script_.add_step(script(runner, f"{prefix}-{index}", wait, timeout_s=limit), unless=ended(checkout, ends))
 
 
-def ended(path: Path, *lines: str) -> Callable[[], bool]:
-    """The harness's look at what a job's shell writes last: `path` holds each of `lines` as a line of its own."""
+def ended(checkout: Path, ends: dict[str, str]) -> Callable[[], bool]:
+    """The harness's look at what a job's shell writes last: each file of `ends` holds its line as a line of its
+    own."""
 
-    def look() -> bool:
+    def holds(name: str, line: str) -> bool:
         try:
-            held = set(path.read_text(errors="replace").splitlines())
+            return line in (checkout / name).read_text(errors="replace").splitlines()
         except OSError:
             return False
-        return all(line in held for line in lines)
 
-    return look
+    return lambda: all(holds(name, line) for name, line in ends.items())
 
 
 def resolve(places: list[Place], said: str, write_tool: str = "") -> None:
