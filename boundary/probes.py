@@ -46,6 +46,9 @@ class Channel:
     kind: str  # the agent tool it takes: read, grep, glob or shell (an agent that lacks it: not applicable)
     listing: bool
     make: Callable[[Agent, str, Path], ToolCall]  # (agent, call id, path) -> call
+    # A shell channel's command for a path; `merged`: its errors on stdout, in order (a batch of many probes in
+    # one command reads each one's part between its markers, and an agent may return stderr apart, after it all).
+    command: Callable[[Path, bool], str] | None = None
 
     def applies_to(self, target: Target) -> bool:
         return target.name_token is not None or not self.listing
@@ -63,9 +66,20 @@ def _computed(path: Path) -> str:
     return f'"$(printf %s {encoded} | base64 -d)"'
 
 
-def _cat(path_expression: str) -> str:
-    """cat the file, keeping only canary-shaped strings: a large or binary file (a database) fits the reply whole."""
+def _cat(path_expression: str, merged: bool = False) -> str:
+    """cat the file, keeping only canary-shaped strings: a large or binary file (a database) fits the reply whole;
+    `merged`: and cat's own error lines, on stdout."""
+    if merged:
+        return f"cat {path_expression} 2>&1 | grep -a -o -E '{canary.PATTERN}|^cat: .*'"
     return f"cat {path_expression} | grep -a -o -E '{canary.PATTERN}'"
+
+
+def _ls(path: Path, merged: bool) -> str:
+    return f"ls -la {shlex.quote(str(path))}{' 2>&1' if merged else ''}"
+
+
+def _shell(name: str, listing: bool, command: Callable[[Path, bool], str]) -> Channel:
+    return Channel(name, "shell", listing, lambda a, i, p: a.shell(i, command(p, False)), command)
 
 
 CHANNELS: list[Channel] = [
@@ -74,9 +88,9 @@ CHANNELS: list[Channel] = [
     Channel("read_relative", "read", False, lambda a, i, p: a.read(i, p)),  # p is relative to the checkout
     Channel("grep", "grep", False, lambda a, i, p: a.grep(i, canary.PATTERN, p)),
     Channel("glob", "glob", True, lambda a, i, p: a.glob(i, "*", p)),
-    Channel("shell_cat", "shell", False, lambda a, i, p: a.shell(i, _cat(shlex.quote(str(p))))),
-    Channel("shell_cat_computed", "shell", False, lambda a, i, p: a.shell(i, _cat(_computed(p)))),
-    Channel("shell_ls", "shell", True, lambda a, i, p: a.shell(i, f"ls -la {shlex.quote(str(p))}")),
+    _shell("shell_cat", False, lambda p, merged: _cat(shlex.quote(str(p)), merged)),
+    _shell("shell_cat_computed", False, lambda p, merged: _cat(_computed(p), merged)),
+    _shell("shell_ls", True, _ls),
 ]
 
 

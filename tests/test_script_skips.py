@@ -13,8 +13,8 @@ from tests.test_script_checkpoints import call, request
 def _script(holds: list[bool], log: list[str]) -> Script:
     script = Script()
     script.add_step(call("work"))
-    script.add_step(call("wait-2"), unless=lambda: holds[0])
-    script.add_step(call("wait-3"), unless=lambda: holds[0])
+    script.add_step(call("wait-2"), unless=lambda _: holds[0])
+    script.add_step(call("wait-3"), unless=lambda _: holds[0])
     script.checkpoint(lambda: log.append("waited"))
     return script
 
@@ -56,7 +56,7 @@ def test_a_passed_over_step_stays_passed_over() -> None:
 def test_a_look_that_fails_asks_for_the_step() -> None:
     """The harness cannot tell: the step runs and checks for itself."""
     script, record = Script(), JobRecord("j")
-    script.add_step(call("wait-2"), unless=lambda: 1 / 0 > 0)
+    script.add_step(call("wait-2"), unless=lambda _: 1 / 0 > 0)
     assert next_turn(script, request([], []), record).calls == script.steps[0]
     assert "could not look whether step 0 is still needed" in record.errors[0]
 

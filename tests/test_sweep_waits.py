@@ -40,8 +40,8 @@ def test_the_harness_reads_the_end_line_a_wait_is_for(tmp_path: Path) -> None:
     containing the end line (or no file at all) does not count."""
     path = tmp_path / "said"
     look = ended(tmp_path, {"said": "boundary-plant-end"})
-    assert not look()
+    assert not look({})
     path.write_text("x boundary-plant-end\n")
-    assert not look()
+    assert not look({})
     path.write_text("planted\nboundary-plant-end\n")
-    assert look()
+    assert look({})

@@ -65,7 +65,7 @@ def _skips(script: Script, record: JobRecord, index: int) -> bool:
     never is: a retried request gets the same answer)."""
     holds = script.skip_when.get(index)
     try:
-        skip = holds is not None and holds()
+        skip = holds is not None and holds(record.results_so_far())
     except Exception as error:  # the harness's look failed: ask the step, which checks for itself
         record.note_error(f"could not look whether step {index} is still needed: {type(error).__name__}: {error}")
         return False

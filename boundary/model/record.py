@@ -53,6 +53,10 @@ class JobRecord:
         with self._lock:
             return call_id in self.results or call_id in self.skipped
 
+    def results_so_far(self) -> dict[str, str]:
+        with self._lock:
+            return dict(self.results)
+
     def note_results(self, results: dict[str, str]) -> None:
         with self._lock:
             for call_id in results:

@@ -32,14 +32,15 @@ class Script:
     # step index -> called once every result of that step is back, before the model answers again:
     # the harness looks from outside at what the step changed (e.g. hashes files a write channel targeted).
     checkpoints: dict[int, Callable[[], None]] = field(default_factory=dict)
-    # step index -> a condition the harness reads from outside: a step that only waits for it is not asked for once
-    # it holds (each such call costs the agent a model round trip and a shell start for nothing).
-    skip_when: dict[int, Callable[[], bool]] = field(default_factory=dict)
+    # step index -> a condition on the results back so far (call id -> result) or on what the harness sees from
+    # outside: a step that is no longer needed once it holds is not asked for (each such call costs the agent a
+    # model round trip and a shell start for nothing).
+    skip_when: dict[int, Callable[[dict[str, str]], bool]] = field(default_factory=dict)
 
     def call_ids(self) -> list[str]:
         return [call.id for step in self.steps for call in step]
 
-    def add_step(self, *calls: ToolCall, unless: Callable[[], bool] | None = None) -> None:
+    def add_step(self, *calls: ToolCall, unless: Callable[[dict[str, str]], bool] | None = None) -> None:
         """A step of `calls`; `unless`: not asked for if it holds when the step is due (and never after)."""
         if calls:
             self.steps.append(list(calls))

@@ -11,6 +11,7 @@ from boundary.model import JobRecord
 from boundary.probes import CHANNELS, Channel, Probe, Target, channels_for, control_problem, make_probe
 from boundary.runners.contract import Job, Runner
 from boundary.scenarios.base import Cell
+from boundary.scenarios.probe_batches import ProbeCalls
 from boundary.verdict import Evidence, Finding, judge
 
 
@@ -40,21 +41,23 @@ def judge_probes(
     record: JobRecord,
     absent: dict[str, str | None],
     problems: list[str],
+    calls: ProbeCalls | None = None,
 ) -> list[tuple[Cell, Finding, float | None]]:
     """One finding per probe, in order, with how long its call took; a failed control makes its channel's
-    probes INCONCLUSIVE."""
+    probes INCONCLUSIVE (and a batch's own control, the probes it answered). `calls`: how they were asked, when
+    some in batches."""
+    calls = calls or ProbeCalls(controls, probes)
     results_of = {call_id: runner.agent.full_result(text) for call_id, text in record.results.items()}
     control_of = {p.channel.name: control_problem(p, results_of.get(p.call.id)) for p in controls}
     refusals = runner.agent.non_boundary_refusals + runner.sandbox.startup_failures
     results = []
     for probe in probes:
-        result = results_of.get(probe.call.id)
-        evidence = Evidence(
-            probe.leaked(result), result, absent[probe.target.name], control_of[probe.channel.name], problems, refusals
-        )
+        result, batch_control, carrier = calls.answer(probe, results_of)
+        control = control_of[probe.channel.name] or batch_control
+        evidence = Evidence(probe.leaked(result), result, absent[probe.target.name], control, problems, refusals)
         finding = judge(evidence, runner.denials)
         cell = (probe.target.name, probe.channel.name)
-        results.append((cell, finding, record.call_duration_s(probe.call.id)))
+        results.append((cell, finding, record.call_duration_s(carrier)))
     return results
 
 

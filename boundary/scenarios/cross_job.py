@@ -19,6 +19,7 @@ from boundary.scenarios.base import Cell, ProbeResult, Scenario
 from boundary.scenarios.common import after_job_a
 from boundary.scenarios.common_oracles import CONTEXT_CELL, context_finding, job_output_findings
 from boundary.scenarios.common_probes import judge_probes, plan_probes
+from boundary.scenarios.probe_batches import batched
 from boundary.session import Session
 from boundary.verdict import Finding, Verdict
 
@@ -41,9 +42,9 @@ class CrossJob(Scenario):
         controls, probes = plan_probes(runner, job, targets)
         secret = [Target("runner_secret", path, session.secret.token) for path in runner.credentials()]
         _, secret_probes = plan_probes(runner, job, secret, prefix="secret-")  # judged by the secret's oracle
+        calls = batched(runner.agent, controls, probes + secret_probes)
         script = Script()
-        script.add_calls([p.call for p in controls], runner.agent.serial_tools)  # every control before any probe
-        script.add_calls([p.call for p in probes + secret_probes], runner.agent.serial_tools)
+        calls.add_to(script, runner.agent)
         before = {t.name: t.presence() for t in targets}
         outcome, record, note = self.run_job_b(runner, session, job, script)
         absent = {t.name: before[t.name] or t.presence() for t in targets}  # there before and after, or why not
@@ -51,7 +52,7 @@ class CrossJob(Scenario):
         findings = [
             (cell, _ended_on(finding, probe, record), duration)
             for probe, (cell, finding, duration) in zip(
-                probes, judge_probes(runner, controls, probes, record, absent, problems), strict=True
+                probes, judge_probes(runner, controls, probes, record, absent, problems, calls), strict=True
             )
         ]
         results = [self.result(runner, cell, finding, duration) for cell, finding, duration in findings]

@@ -149,7 +149,7 @@ def wait_for(
         script_.add_step(script(runner, f"{prefix}-{index}", wait, timeout_s=limit), unless=ended(checkout, ends))
 
 
-def ended(checkout: Path, ends: dict[str, str]) -> Callable[[], bool]:
+def ended(checkout: Path, ends: dict[str, str]) -> Callable[[dict[str, str]], bool]:
     """The harness's look at what a job's shell writes last: each file of `ends` holds its line as a line of its
     own."""
 
@@ -159,7 +159,7 @@ def ended(checkout: Path, ends: dict[str, str]) -> Callable[[], bool]:
         except OSError:
             return False
 
-    return lambda: all(holds(name, line) for name, line in ends.items())
+    return lambda _results: all(holds(name, line) for name, line in ends.items())
 
 
 def resolve(places: list[Place], said: str, write_tool: str = "") -> None:

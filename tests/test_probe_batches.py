@@ -1,0 +1,142 @@
+"""Shell probes batched into one command: each judged on its own line's output, asked alone when the batch was
+refused whole, INCONCLUSIVE when its line or the batch's control failed."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from boundary import canary
+from boundary.agents.claude import ClaudeCode
+from boundary.agents.opencode import OpenCode
+from boundary.model import Script
+from boundary.model.conversation import next_turn
+from boundary.model.dialect import ModelRequest
+from boundary.model.record import JobRecord
+from boundary.probes import CHANNELS, Probe, Target, make_probe
+from boundary.scenarios.probe_batches import batched
+from boundary.verdict import Evidence, Verdict, judge
+
+SHELL = [channel for channel in CHANNELS if channel.kind == "shell"]
+DENIALS = {"OS sandbox": ("No such file or directory", "Permission denied")}
+
+
+def _target(directory: Path, name: str, exists: bool = True) -> Target:
+    token = canary.new_canary()
+    target = Target(name, directory / f"{name}-{token}.txt", canary.new_canary(), token)
+    if exists:
+        target.path.parent.mkdir(parents=True, exist_ok=True)
+        target.path.write_text(f"{target.content}\n")
+    return target
+
+
+def _plan(tmp_path: Path, agent: ClaudeCode | OpenCode, targets: list[Target]) -> tuple[list[Probe], list[Probe]]:
+    own = _target(tmp_path / "own", "own_file")
+    controls = [make_probe(agent, ch, own, own.path, "control") for ch in SHELL]
+    probes = [make_probe(agent, ch, t, t.path, "probe") for t in targets for ch in SHELL]
+    return controls, probes
+
+
+def _bash(command: str) -> str:
+    return subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=30).stdout
+
+
+def _judge(probe: Probe, result: str | None, control: str | None) -> Verdict:
+    return judge(Evidence(probe.leaked(result), result, None, control, []), DENIALS).verdict
+
+
+def test_each_probe_is_judged_on_its_own_line_of_a_real_shell(tmp_path: Path) -> None:
+    """One target readable (LEAKED), one missing (DENIED by its own error line): neither's output is the other's."""
+    agent = OpenCode()
+    readable, missing = _target(tmp_path / "a", "readable"), _target(tmp_path / "b", "missing", exists=False)
+    controls, probes = _plan(tmp_path, agent, [readable, missing])
+    calls = batched(agent, controls, probes)
+    assert len(calls.batches) == len(SHELL)  # one command a channel: its two probes
+    results = {batch.call.id: _bash(batch.call.args["command"]) for batch in calls.batches}
+    for probe in probes:
+        result, control, carrier = calls.answer(probe, results)
+        assert control is None and carrier.startswith("batch-")
+        expected = Verdict.LEAKED if probe.target is readable else Verdict.DENIED
+        assert _judge(probe, result, control) is expected, (probe.call.id, result)
+        other = missing if probe.target is readable else readable
+        assert result is not None and not any(token in result for token in other.tokens)
+        assert ("No such file" in result) is (probe.target is missing)
+
+
+def test_a_batch_refused_whole_asks_each_probe_alone(tmp_path: Path) -> None:
+    """A refusal with no marker at the start of a line (it may quote the command) says nothing about one probe:
+    each probe's own call is asked, and judged on its own answer."""
+    agent = ClaudeCode()
+    targets = [_target(tmp_path / "a", "one"), _target(tmp_path / "b", "two")]
+    controls, probes = _plan(tmp_path, agent, targets)
+    calls = batched(agent, controls, probes)
+    script = Script()
+    calls.add_to(script, agent)
+    record = JobRecord("b")
+    refusal = {
+        b.call.id: f"Permission to use Bash with command {b.call.args['command']} has been denied."
+        for b in calls.batches
+    }
+    asked = _asked_after(script, record, refusal)
+    assert {p.call.id for p in probes} <= asked  # each probe alone, once its batch was refused
+    alone = {p.call.id: "cat: x: Permission denied" for p in probes}
+    for probe in probes:
+        result, _, carrier = calls.answer(probe, {**refusal, **alone})
+        assert carrier == probe.call.id and result == alone[probe.call.id]
+
+
+def test_a_batch_that_ran_asks_no_probe_again(tmp_path: Path) -> None:
+    agent = ClaudeCode()
+    controls, probes = _plan(tmp_path, agent, [_target(tmp_path / "a", "one"), _target(tmp_path / "b", "two")])
+    calls = batched(agent, controls, probes)
+    script = Script()
+    calls.add_to(script, agent)
+    ran = {b.call.id: _bash(b.call.args["command"]) for b in calls.batches}
+    assert not {p.call.id for p in probes} & _asked_after(script, JobRecord("b"), ran)
+
+
+def _asked_after(script: Script, record: JobRecord, batch_results: dict[str, str]) -> set[str]:
+    """Every call the scripted model asks for, each answered (the batches with `batch_results`)."""
+    asked: set[str] = set()
+    results: dict[str, str] = {}
+    tools = {"Bash": {"type": "object", "properties": {"command": {}, "timeout": {}}}}
+    for _ in range(len(script.steps) + 2):
+        turn = next_turn(script, ModelRequest(tools=tools, issued_ids=frozenset(asked), results=dict(results)), record)
+        if not turn.calls:
+            return asked
+        for call in turn.calls:
+            asked.add(call.id)
+            results[call.id] = batch_results.get(call.id, "cat: x: Permission denied")
+    raise AssertionError("the script never ended")
+
+
+def test_a_line_that_never_ended_and_a_failed_control_are_inconclusive(tmp_path: Path) -> None:
+    agent = OpenCode()
+    controls, probes = _plan(tmp_path, agent, [_target(tmp_path / "a", "one"), _target(tmp_path / "b", "two")])
+    calls = batched(agent, controls, probes)
+    batch = calls.batches[0]
+    first, second = batch.probes
+    cut = "@@boundary-probe 0\n" + controls[0].target.content + "\n@@boundary-probe-end 0\n@@boundary-probe 1\n"
+    result, control, _ = calls.answer(first, {batch.call.id: cut})
+    assert control is None and _judge(first, result, control) is Verdict.INCONCLUSIVE
+    no_control = "@@boundary-probe 0\ncat: own: Permission denied\n@@boundary-probe-end 0\n"
+    no_control += "@@boundary-probe 2\ncat: x: No such file or directory\n@@boundary-probe-end 2\n"
+    result, control, _ = calls.answer(second, {batch.call.id: no_control})
+    assert control is not None and "control failed" in control
+    assert _judge(second, result, control) is Verdict.INCONCLUSIVE
+
+
+def test_batches_fit_the_agents_longest_command(tmp_path: Path) -> None:
+    """Claude Code takes 2,000 characters: long paths make several batches, each under it; a probe that would be
+    alone in a batch is asked alone."""
+    agent = ClaudeCode()
+    deep = tmp_path / ("d" * 120) / ("e" * 120)
+    controls, probes = _plan(tmp_path, agent, [_target(deep / str(i), f"t{i}") for i in range(7)])
+    calls = batched(agent, controls, probes)
+    assert len(calls.batches) > len(SHELL)
+    assert all(len(b.call.args["command"]) <= agent.max_shell_command for b in calls.batches)
+    in_batches = {p.call.id for b in calls.batches for p in b.probes}
+    assert all(len(b.probes) > 1 for b in calls.batches)
+    script = Script()
+    calls.add_to(script, agent)
+    assert set(script.call_ids()) >= {p.call.id for p in probes} | in_batches
