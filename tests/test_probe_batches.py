@@ -54,7 +54,7 @@ def test_each_probe_is_judged_on_its_own_line_of_a_real_shell(tmp_path: Path) ->
     assert len(calls.batches) == len(SHELL)  # one command a channel: its two probes
     results = {batch.call.id: _bash(batch.call.args["command"]) for batch in calls.batches}
     for probe in probes:
-        result, control, carrier = calls.answer(probe, results)
+        result, carrier, control = calls.answer(probe, results)
         assert control is None and carrier.startswith("batch-")
         expected = Verdict.LEAKED if probe.target is readable else Verdict.DENIED
         assert _judge(probe, result, control) is expected, (probe.call.id, result)
@@ -78,10 +78,10 @@ def test_a_batch_refused_whole_asks_each_probe_alone(tmp_path: Path) -> None:
         for b in calls.batches
     }
     asked = _asked_after(script, record, refusal)
-    assert {p.call.id for p in probes} <= asked  # each probe alone, once its batch was refused
+    assert {p.call.id for p in probes + controls} <= asked  # each alone, with its control, once refused whole
     alone = {p.call.id: "cat: x: Permission denied" for p in probes}
     for probe in probes:
-        result, _, carrier = calls.answer(probe, {**refusal, **alone})
+        result, carrier, _ = calls.answer(probe, {**refusal, **alone})
         assert carrier == probe.call.id and result == alone[probe.call.id]
 
 
@@ -92,7 +92,21 @@ def test_a_batch_that_ran_asks_no_probe_again(tmp_path: Path) -> None:
     script = Script()
     calls.add_to(script, agent)
     ran = {b.call.id: _bash(b.call.args["command"]) for b in calls.batches}
-    assert not {p.call.id for p in probes} & _asked_after(script, JobRecord("b"), ran)
+    assert not {p.call.id for p in probes + controls} & _asked_after(script, JobRecord("b"), ran)
+
+
+def test_a_single_probe_and_its_control_are_one_command(tmp_path: Path) -> None:
+    """A batch carries its own control, so one probe of a channel costs one shell call, not two."""
+    agent = ClaudeCode()
+    controls, probes = _plan(tmp_path, agent, [_target(tmp_path / "a", "one")])
+    calls = batched(agent, controls, probes)
+    script = Script()
+    calls.add_to(script, agent)
+    ran = {b.call.id: _bash(b.call.args["command"]) for b in calls.batches}
+    assert _asked_after(script, JobRecord("b"), ran) == set(ran)
+    for probe in probes:
+        result, _, control = calls.answer(probe, ran)
+        assert control is None and _judge(probe, result, control) is Verdict.LEAKED
 
 
 def _asked_after(script: Script, record: JobRecord, batch_results: dict[str, str]) -> set[str]:
@@ -117,18 +131,17 @@ def test_a_line_that_never_ended_and_a_failed_control_are_inconclusive(tmp_path:
     batch = calls.batches[0]
     first, second = batch.probes
     cut = "@@boundary-probe 0\n" + controls[0].target.content + "\n@@boundary-probe-end 0\n@@boundary-probe 1\n"
-    result, control, _ = calls.answer(first, {batch.call.id: cut})
+    result, _, control = calls.answer(first, {batch.call.id: cut})
     assert control is None and _judge(first, result, control) is Verdict.INCONCLUSIVE
     no_control = "@@boundary-probe 0\ncat: own: Permission denied\n@@boundary-probe-end 0\n"
     no_control += "@@boundary-probe 2\ncat: x: No such file or directory\n@@boundary-probe-end 2\n"
-    result, control, _ = calls.answer(second, {batch.call.id: no_control})
+    result, _, control = calls.answer(second, {batch.call.id: no_control})
     assert control is not None and "control failed" in control
     assert _judge(second, result, control) is Verdict.INCONCLUSIVE
 
 
 def test_batches_fit_the_agents_longest_command(tmp_path: Path) -> None:
-    """Claude Code takes 2,000 characters: long paths make several batches, each under it; a probe that would be
-    alone in a batch is asked alone."""
+    """Claude Code takes 2,000 characters: long paths make several batches, each under it."""
     agent = ClaudeCode()
     deep = tmp_path / ("d" * 120) / ("e" * 120)
     controls, probes = _plan(tmp_path, agent, [_target(deep / str(i), f"t{i}") for i in range(7)])
@@ -136,7 +149,6 @@ def test_batches_fit_the_agents_longest_command(tmp_path: Path) -> None:
     assert len(calls.batches) > len(SHELL)
     assert all(len(b.call.args["command"]) <= agent.max_shell_command for b in calls.batches)
     in_batches = {p.call.id for b in calls.batches for p in b.probes}
-    assert all(len(b.probes) > 1 for b in calls.batches)
     script = Script()
     calls.add_to(script, agent)
     assert set(script.call_ids()) >= {p.call.id for p in probes} | in_batches

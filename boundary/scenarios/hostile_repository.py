@@ -34,6 +34,7 @@ from boundary.scenarios.base import JOB_A, JOB_B, Cell, ProbeResult, Scenario
 from boundary.scenarios.common import REPOSITORY_FILES, run_job_a
 from boundary.scenarios.common_oracles import job_output_findings
 from boundary.scenarios.common_probes import judge_probes, plan_probes
+from boundary.scenarios.probe_batches import batched
 from boundary.session import Session
 from boundary.verdict import Finding, Verdict
 
@@ -79,14 +80,16 @@ class HostileRepository(Scenario):
             # its checkout. Seen, it shows a beacon that runs in this job is found; missed, "never ran" proves
             # nothing for the beacons beside it.
             beacon, control_call = _control(runner, job, session.workdir / "witness", resumed)
+            calls = batched(runner.agent, controls, probes, prefix=f"{int(resumed)}-")
             script = Script()
-            script.add_calls([control_call, *(p.call for p in controls + probes)], runner.agent.serial_tools)
+            script.add_calls([control_call], runner.agent.serial_tools)
+            calls.add_to(script, runner.agent)
             outcome, record = session.run(job, script, resumed=resumed)
             when = "at the resumed start" if resumed else "at the first start"
             problem = control_problem(beacon, record.results.get(control_call.id), roots, when)
             control_problems += [problem] if problem else []
             problems = session.problems_of(job.name, resumed=resumed)
-            judged = judge_probes(runner, controls, probes, record, {saved.name: saved.presence()}, problems)
+            judged = judge_probes(runner, controls, probes, record, {saved.name: saved.presence()}, problems, calls)
             for probe, (_, finding, _) in zip(probes, judged, strict=True):
                 findings.append((_cell_of(probe), _permissions(runner, probe, finding)))
             output = job_output_findings(outcome.transcript, job, [saved], problems)

@@ -44,46 +44,61 @@ class ShellBatch:
 
 @dataclass
 class ProbeCalls:
-    """The calls that put `controls` and `probes` to the agent: each control alone; each probe alone or as a line
-    of a batch, and alone again if its batch was refused whole."""
+    """The calls that put `controls` and `probes` to the agent: each probe alone or as a line of a batch, and
+    alone again if its batch was refused whole; each control alone unless its channel's batches answered all."""
 
     controls: list[Probe]
     probes: list[Probe]
     batches: list[ShellBatch] = field(default_factory=list)
 
     def add_to(self, script: Script, agent: Agent) -> None:
-        """Every control before any probe; the batches, then each batched probe alone unless its batch ran."""
-        batched = self._batch_of()
-        script.add_calls([p.call for p in self.controls], agent.serial_tools)
-        script.add_calls([p.call for p in self.probes if p.call.id not in batched], agent.serial_tools)
+        """The batches first (each carries its control); then every other control before any other probe, and
+        what a batch refused whole would have asked, each alone."""
+        batch_of = self._batch_of()
         for batch in self.batches:
             script.add_step(batch.call)
+        covered = {c.call.id: self._channel_batches(c) for c in self.controls if self._channel_batches(c)}
+        script.add_calls([c.call for c in self.controls if c.call.id not in covered], agent.serial_tools)
+        for control in self.controls:
+            if control.call.id in covered:
+                script.add_step(control.call, unless=_ran(agent, *(b.call.id for b in covered[control.call.id])))
+        script.add_calls([p.call for p in self.probes if p.call.id not in batch_of], agent.serial_tools)
         for batch in self.batches:
             for probe in batch.probes:
                 script.add_step(probe.call, unless=_ran(agent, batch.call.id))
 
-    def answer(self, probe: Probe, results_of: dict[str, str]) -> tuple[str | None, str | None, str]:
-        """(what came back for the probe, its batch's control problem, the id of the call that carried it)."""
+    def answer(self, probe: Probe, results_of: dict[str, str]) -> tuple[str | None, str, str | None]:
+        """(what came back for the probe, the id of the call that carried it, and, when a batch did, its own
+        control's problem)."""
         batch = self._batch_of().get(probe.call.id)
         output = None if batch is None else results_of.get(batch.call.id)
         if batch is None or output is None or probe.call.id in results_of or not ran(output):
-            return results_of.get(probe.call.id), None, probe.call.id
-        return batch.part(output, probe), batch.control_problem(output), batch.call.id
+            return results_of.get(probe.call.id), probe.call.id, None
+        return batch.part(output, probe), batch.call.id, batch.control_problem(output)
 
     def _batch_of(self) -> dict[str, ShellBatch]:
         return {probe.call.id: batch for batch in self.batches for probe in batch.probes}
 
+    def _channel_batches(self, control: Probe) -> list[ShellBatch]:
+        """The batches that carry every probe of the control's channel (none when any is asked alone anyway)."""
+        channel = control.channel.name
+        of_channel = [p for p in self.probes if p.channel.name == channel]
+        batches = [b for b in self.batches if b.control is control]
+        if not batches or len(of_channel) != sum(len(b.probes) for b in batches):
+            return []
+        return batches
+
 
 def batched(agent: Agent, controls: list[Probe], probes: list[Probe], prefix: str = "") -> ProbeCalls:
-    """The shell probes of each channel in batches that fit the agent's longest command; a probe that would sit
-    alone in its batch is asked alone."""
+    """The shell probes of each channel in batches that fit the agent's longest command (a probe too long for
+    one, with the control, is asked alone)."""
     calls = ProbeCalls(controls, probes)
-    control_of = {p.channel.name: p for p in controls}
-    for channel, control in control_of.items():
+    for control in controls:
         if control.channel.command is None:
             continue
-        for number, group in enumerate(_groups(agent, control, [p for p in probes if p.channel.name == channel])):
-            call = agent.shell(f"{prefix}batch-{channel}-{number}", _command(control, group))
+        mine = [p for p in probes if p.channel.name == control.channel.name]
+        for number, group in enumerate(_groups(agent, control, mine)):
+            call = agent.shell(f"{prefix}batch-{control.channel.name}-{number}", _command(control, group))
             calls.batches.append(ShellBatch(call, control, tuple(group)))
     return calls
 
@@ -94,7 +109,7 @@ def _groups(agent: Agent, control: Probe, probes: list[Probe]) -> list[list[Prob
         if groups[-1] and len(_command(control, [*groups[-1], probe])) > agent.max_shell_command:
             groups.append([])
         groups[-1].append(probe)
-    return [group for group in groups if len(group) > 1]
+    return [group for group in groups if group and len(_command(control, group)) <= agent.max_shell_command]
 
 
 def _command(control: Probe, probes: list[Probe]) -> str:
@@ -107,8 +122,9 @@ def _line(index: int, probe: Probe) -> str:
     return f'echo "{BEGIN} {index}"; {probe.channel.command(probe.path, True)}; echo "{END} {index}"'
 
 
-def _ran(agent: Agent, call_id: str) -> Callable[[dict[str, str]], bool]:
-    return lambda results: call_id in results and ran(agent.full_result(results[call_id]))
+def _ran(agent: Agent, *call_ids: str) -> Callable[[dict[str, str]], bool]:
+    """Whether every one of these batches ran, as far as the results back so far show."""
+    return lambda results: all(i in results and ran(agent.full_result(results[i])) for i in call_ids)
 
 
 def ran(output: str) -> bool:

@@ -36,6 +36,7 @@ from boundary.runners.contract import Job, Runner
 from boundary.scenarios.base import JOB_A, JOB_B, Cell, ProbeResult, Scenario
 from boundary.scenarios.common import REPOSITORY_FILES, run_job_a
 from boundary.scenarios.common_probes import judge_probes, plan_probes
+from boundary.scenarios.probe_batches import batched
 from boundary.scenarios.tamper_groups import Groups, groups_of
 from boundary.session import Session
 from boundary.verdict import Finding, Verdict
@@ -84,11 +85,12 @@ class Tamper(Scenario):
         attack.add_to(script, runner)
         groups.watch(script)
         controls, probes = plan_probes(runner, job, [saved], REPROBE_CHANNELS, prefix="after-")
-        script.add_calls([p.call for p in controls + probes], runner.agent.serial_tools)
+        calls = batched(runner.agent, controls, probes, prefix="after-")
+        calls.add_to(script, runner.agent)
         _, record = session.run(job, script)
         attack.collect(record.results)  # every target looked at again, now that job B has ended
         problems = session.problems_of(job.name)
-        reprobe = judge_probes(runner, controls, probes, record, {saved.name: saved.presence()}, problems)
+        reprobe = judge_probes(runner, controls, probes, record, {saved.name: saved.presence()}, problems, calls)
         reprobed = self.result(runner, REPROBE, _worst([f for _, f, _ in reprobe]))
         resumed = self._resume(runner, session, job, saved, [t.beacon for t in targets if t.beacon])
         database = self._attack_database(runner, session, job, groups)
@@ -155,13 +157,15 @@ class Tamper(Scenario):
         witness = session.workdir / "witness"
         beacon, script_path = control(witness, job.checkout, "tamper-resumed")
         control_call = runner.agent.shell("tamper-control-beacon", f"sh {shlex.quote(str(script_path))}")
+        calls = batched(runner.agent, controls, probes, prefix="resumed-")
         script = Script()
-        script.add_calls([control_call, *(p.call for p in controls + probes)], runner.agent.serial_tools)
+        script.add_calls([control_call], runner.agent.serial_tools)
+        calls.add_to(script, runner.agent)
         _, record = session.run(job, script, resumed=True)
         problems = session.problems_of(job.name, resumed=True)
         roots = (job.checkout, job.data_dir, session.workdir)
         seen = control_problem(beacon, record.results.get(control_call.id), roots, "at the resumed start")
-        reprobe = judge_probes(runner, controls, probes, record, {saved.name: saved.presence()}, problems)
+        reprobe = judge_probes(runner, controls, probes, record, {saved.name: saved.presence()}, problems, calls)
         results = [self.result(runner, REPROBE_RESUMED, _worst([f for _, f, _ in reprobe]))]
         return [*results, self.result(runner, PLANTED, _planted(beacons, problems, seen, roots))]
 
