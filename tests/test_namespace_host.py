@@ -24,10 +24,18 @@ def host(tmp_path):
         yield started
 
 
+# The container runtimes' own state: a network namespace file and a shim socket come and go (and change mode)
+# whenever any container on the machine starts or stops — the container host's tests run beside this one, and
+# once made this test fail — while the namespace host never uses Docker.
+CONTAINER_RUNTIME_STATE = ("/run/docker", "/run/containerd")
+
+
 def run_snapshot() -> dict[str, tuple[int, int, int]]:
-    """Every entry under the host's /run (links not followed): path -> (mode, uid, gid)."""
+    """Every entry under the host's /run (links not followed) but the container runtimes' own state:
+    path -> (mode, uid, gid)."""
     seen: dict[str, tuple[int, int, int]] = {}
     for top, dirs, files in os.walk("/run", followlinks=False):
+        dirs[:] = [name for name in dirs if os.path.join(top, name) not in CONTAINER_RUNTIME_STATE]
         for name in dirs + files:
             path = os.path.join(top, name)
             try:
