@@ -57,7 +57,7 @@ class ProbeCalls:
         batch_of = self._batch_of()
         for batch in self.batches:
             script.add_step(batch.call)
-        covered = {c.call.id: self._channel_batches(c) for c in self.controls if self._channel_batches(c)}
+        covered = {c.call.id: carried for c in self.controls if (carried := self._channel_batches(c))}
         script.add_calls([c.call for c in self.controls if c.call.id not in covered], agent.serial_tools)
         for control in self.controls:
             if control.call.id in covered:
