@@ -193,3 +193,10 @@ def test_a_killed_harness_leaves_no_host_running(tmp_path: Path) -> None:
         harness.kill()
     _gone, alive = psutil.wait_procs([psutil.Process(init), *inside], timeout=10)
     assert not alive, f"expected the host to die with the harness; still running: {[p.cmdline() for p in alive]}"
+
+
+def test_etc_overlay_is_volatile_so_stop_never_waits_on_the_disk(host):
+    # Without it the overlay's unmount at stop() syncs the filesystem under the work directory: on a disk busy
+    # with another test's writes that took longer than stop()'s grace and its SIGKILL (a process in D state).
+    options = host.run(["findmnt", "-no", "OPTIONS", "/etc"]).stdout
+    assert {"volatile", "fsync=volatile"} & set(options.strip().split(",")), options  # older kernels: "volatile"

@@ -93,8 +93,10 @@ mkdir -p /run/dbus /run/dnsmasq /run/lock /run/systemd /run/nshost
 if [[ -n $NSHOST_DNSMASQ_USER ]]; then chown "$NSHOST_DNSMASQ_USER:nogroup" /run/dnsmasq; fi
 # A private, writable /etc: an overlay whose writes land in the work directory. A runner's hook may add users
 # here; useradd renames passwd, shadow, group and gshadow into place, which a bind of a single file refuses.
+# `volatile`: unmounting it (the host's stop) would otherwise sync the whole filesystem under the work directory,
+# uninterruptibly: seconds on a busy disk, which once outlasted stop()'s grace and its SIGKILL.
 mkdir -p "$W/etc-upper" "$W/etc-work"
-mount -n -t overlay -o "lowerdir=/etc,upperdir=$W/etc-upper,workdir=$W/etc-work" nsetc /etc
+mount -n -t overlay -o "lowerdir=/etc,upperdir=$W/etc-upper,workdir=$W/etc-work,volatile" nsetc /etc
 
 rc=$(readlink -m /etc/resolv.conf)
 if [[ ! -e $rc ]]; then
