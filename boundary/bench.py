@@ -12,6 +12,7 @@ and work directory. `--load` runs it all with every core kept busy (boundary.loa
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import shutil
 import statistics
@@ -133,20 +134,25 @@ def check_lines(reports: list[dict[str, Any]], floor_reports: list[dict[str, Any
 
 
 def phase_lines(reports: list[dict[str, Any]]) -> list[str]:
-    """Per agent, where its jobs' time went (medians): start-up to the first model request, the script, the end."""
-    by_agent: dict[str, list[dict[str, float]]] = {}
+    """Per agent, where its jobs' time went (medians): start-up to the first model request, the script, the end;
+    and what one step of a script costs (from one model request to the next: the agent runs the step's calls)."""
+    by_agent: dict[str, list[dict[str, Any]]] = {}
     for report in reports:
         for scenario in (report.get("scenarios") or {}).values():
-            phases = [job["phases"] for job in scenario.get("jobs") or [] if job.get("phases")]
-            by_agent.setdefault(str(scenario.get("agent")), []).extend(phases)
+            jobs = [job for job in scenario.get("jobs") or [] if job.get("phases")]
+            by_agent.setdefault(str(scenario.get("agent")), []).extend(jobs)
     lines = []
-    for agent, phases in sorted(by_agent.items()):
-        if phases:
-            part = {key: statistics.median(p[key] for p in phases) for key in ("startup_s", "script_s", "end_s")}
-            lines.append(
-                f"jobs of {agent}: median start-up {part['startup_s']:.1f} s, script {part['script_s']:.1f} s, "
-                f"end {part['end_s']:.1f} s (to the first model request, to the last, to the exit; {len(phases)} jobs)"
-            )
+    for agent, jobs in sorted(by_agent.items()):
+        if not jobs:
+            continue
+        part = {key: statistics.median(j["phases"][key] for j in jobs) for key in ("startup_s", "script_s", "end_s")}
+        steps = [b - a for job in jobs for a, b in itertools.pairwise(job.get("requests_s") or [])]
+        step = f"; a step: median {statistics.median(steps):.2f} s, {len(steps)} in all" if steps else ""
+        lines.append(
+            f"jobs of {agent}: median start-up {part['startup_s']:.1f} s, script {part['script_s']:.1f} s, "
+            f"end {part['end_s']:.1f} s (to the first model request, to the last, to the exit; {len(jobs)} jobs)"
+            f"{step}"
+        )
     return lines
 
 

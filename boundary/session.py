@@ -65,6 +65,8 @@ class JobReport:
             "problems": self.problems,
             "model_latencies_s": [round(latency, 4) for latency in self.model_latencies_s],
             "phases": self.phases(),
+            # each model request, in seconds from the job's start: the gaps are what each step of its script cost
+            "requests_s": [round(at - self.started_at, 3) for at in sorted(self.requested_at)],
             "network": None
             if self.network is None
             else {

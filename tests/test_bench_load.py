@@ -82,5 +82,6 @@ def test_a_jobs_time_is_split_at_its_first_and_last_model_request() -> None:
     report = {"scenarios": {"opencode/x": {"agent": "opencode", "jobs": [job.as_dict()]}}}
     assert phase_lines([report]) == [
         "jobs of opencode: median start-up 6.0 s, script 3.0 s, end 1.0 s "
-        "(to the first model request, to the last, to the exit; 1 jobs)"
+        "(to the first model request, to the last, to the exit; 1 jobs); a step: median 1.50 s, 2 in all"
     ]
+    assert job.as_dict()["requests_s"] == [6.0, 7.5, 9.0]
