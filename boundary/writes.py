@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from boundary import canary
+from boundary.agents.base import Agent
 from boundary.beacon import Beacon
 from boundary.model.script import Script, ToolCall
 from boundary.runners.contract import Runner
@@ -117,20 +118,36 @@ class WriteAttack:
                 call = agent.shell(f"wr-{channel}-{number}", "\n".join(line for _, line in batch))
                 self.calls[channel] += [(index, call) for index, _ in batch]
                 script.add_step(call)
+            self._control_alone(script, agent, channel, computed)
             script.checkpoint(lambda channel=channel: self._observe(channel))  # type: ignore[misc]
 
     def _shell_batches(self, channel: str, computed: bool) -> list[list[tuple[int, str]]]:
-        """One line per target, in commands the agent takes (Linux caps one exec argument at 128 KiB),
-        the control alone in its own."""
+        """One line per target, in commands the agent takes (Linux caps one exec argument at 128 KiB), the
+        control first: its line runs before any other line can hang or cut the command short."""
+        order = sorted(range(len(self.targets)), key=lambda index: self.targets[index].kind != CONTROL)
         batches: list[list[tuple[int, str]]] = [[]]
-        for index, target in enumerate(self.targets):
+        for index in order:
+            target = self.targets[index]
             line = write_line(index, target.path, target.content(channel), computed)
-            too_long = sum(len(text) + 1 for _, text in batches[-1]) + len(line) > self.max_command  # + newlines
-            # The control in a command of its own: an agent refuses a whole command that names a path it denies.
-            if too_long or target.kind == CONTROL or (batches[-1] and self.targets[batches[-1][-1][0]].kind == CONTROL):
-                batches.append([])
+            if batches[-1] and sum(len(text) + 1 for _, text in batches[-1]) + len(line) > self.max_command:
+                batches.append([])  # + 1: the newline joining each line to the next
             batches[-1].append((index, line))
         return [batch for batch in batches if batch]
+
+    def _control_alone(self, script: Script, agent: Agent, channel: str, computed: bool) -> None:
+        """The control again in a command of its own, asked only when its batch left the job's own file
+        without the channel's marker: an agent refuses a whole command that names a path it denies, and
+        that proves nothing about whether the channel can write at all."""
+        for index, target in enumerate(self.targets):
+            if target.kind == CONTROL:
+                line = write_line(index, target.path, target.content(channel), computed)
+                call = agent.shell(f"wr-{channel}-control-{index}", line)
+                self.calls[channel].append((index, call))  # after the batch's: its answer, if asked, is the one kept
+
+                def written(_results: dict[str, str], target: WriteTarget = target) -> bool:
+                    return target.holds_marker(state(target.path), channel)
+
+                script.add_step(call, unless=written)
 
     def _observe(self, channel: str) -> None:
         """From outside, right after the channel's step: what did it change?"""

@@ -133,26 +133,43 @@ def test_add_to_builds_every_channel_with_checkpoints(tmp_path: Path) -> None:
         ["wr-edit-0", "wr-edit-1", "wr-edit-2"],
         ["wr-reread-0", "wr-reread-2"],
         ["wr-write-0", "wr-write-1", "wr-write-2"],
-        ["wr-shell_write-0"],
-        ["wr-shell_write-1"],  # the control, alone: an agent refuses a whole command naming a denied path
+        ["wr-shell_write-0"],  # the control's line first, then every target's
+        ["wr-shell_write-control-2"],  # the control alone, only if the batch left it unchanged (below)
         ["wr-shell_write_computed-0"],
-        ["wr-shell_write_computed-1"],
+        ["wr-shell_write_computed-control-2"],
     ]
     assert sorted(script.checkpoints) == [1, 3, 5, 7]
+    assert sorted(script.skip_when) == [5, 7]
     assert [c.tool for step in script.steps for c in step][-2:] == ["bash", "bash"]
     edit = script.steps[1][0]
     assert edit.args["oldString"] == '{"denyWrite": ["/x"]}\n'
     assert json.loads(edit.args["newString"])["denyWrite"] == []
     assert script.steps[1][1].args["oldString"] == ""  # a new file: opencode's edit creates it
     for channel in CHANNELS:
-        assert [i for i, _ in attack.calls[channel]] == [0, 1, 2]
+        expected = [0, 1, 2] if channel in ("edit", "write") else [2, 0, 1, 2]  # the control: batch, then alone
+        assert [i for i, _ in attack.calls[channel]] == expected
         assert all(attack.applies(i, channel) for i in range(3))
         markers = {t.markers[channel] for t in attack.targets}
         assert len(markers) == 3  # a marker per target and channel
     commands = [step[0].args["command"] for step in script.steps[4:]]
     assert all(len(command) <= MAX_COMMAND for command in commands)
-    assert [command.count(SHELL_START) for command in commands] == [2, 1, 2, 1]  # the control alone
+    assert [command.count(SHELL_START) for command in commands] == [3, 1, 3, 1]
+    assert commands[0].index(f"{SHELL_START} 2") < commands[0].index(f"{SHELL_START} 0")  # the control first
     assert str(attack.targets[1].path) not in commands[2]  # computed at run time
+
+
+def test_control_is_asked_alone_only_when_its_batch_left_it_unchanged(tmp_path: Path) -> None:
+    """A batch refused whole (an agent refuses all of a command naming a path it denies) proves nothing about the
+    job's own file: its control is then asked in a command of its own; a batch that wrote it needs no more."""
+    attack = WriteAttack(three_targets(tmp_path), Verdict.TAMPERED)
+    script = Script()
+    attack.add_to(script, RUNNER)
+    scratch = attack.targets[2]
+    skip_alone = script.skip_when[5]
+    assert not skip_alone({"wr-shell_write-0": "refused: the command names a denied path"})
+    scratch.path.write_text(scratch.content("shell_write"))  # what the batch's first line does when it runs
+    assert skip_alone({})
+    assert not script.skip_when[7]({})  # the computed channel has a marker of its own
 
 
 def test_binary_target_gets_no_edit(tmp_path: Path) -> None:
@@ -234,19 +251,21 @@ def test_judging_a_simulated_job(tmp_path: Path) -> None:
     elsewhere = config.parent.stat().st_dev + 1
     results["wr-shell_write-0"] = "\n".join(
         [
+            f"{SHELL_LINE} 2 rc=0 ",
             f"{SHELL_LINE} 0 rc=0 ",
             f"{SHELL_VIEW} 0 {elsewhere}:7 regular file",
             f"{SHELL_LINE} 1 rc=1 sh: cannot create: Read-only file system",
         ]
     )
-    results["wr-shell_write-1"] = f"{SHELL_LINE} 2 rc=0 "
+    assert script.skip_when[5](results)  # the control holds the channel's marker: not asked alone
     script.checkpoints[5]()
     # shell_write_computed: refused outright, yet the config changed (no marker) and the new file appeared.
     config.write_text("something else\n")
     new.parent.mkdir()
     new.write_text(attack.targets[1].content("shell_write_computed"))
     results["wr-shell_write_computed-0"] = "boundary guard: bash is not allowed"
-    results["wr-shell_write_computed-1"] = "boundary guard: bash is not allowed"
+    assert not script.skip_when[7](results)  # refused whole: the control is asked alone, and refused too
+    results["wr-shell_write_computed-control-2"] = "boundary guard: bash is not allowed"
     script.checkpoints[7]()
     attack.collect(results)
 
