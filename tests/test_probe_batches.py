@@ -141,10 +141,10 @@ def test_a_line_that_never_ended_and_a_failed_control_are_inconclusive(tmp_path:
 
 
 def test_batches_fit_the_agents_longest_command(tmp_path: Path) -> None:
-    """Claude Code takes 2,000 characters: long paths make several batches, each under it."""
+    """Claude Code takes 9,500 characters: long paths make several batches, each under it."""
     agent = ClaudeCode()
-    deep = tmp_path / ("d" * 120) / ("e" * 120)
-    controls, probes = _plan(tmp_path, agent, [_target(deep / str(i), f"t{i}") for i in range(7)])
+    deep = tmp_path.joinpath(*(c * 200 for c in "defghijk"))  # 1,600 characters
+    controls, probes = _plan(tmp_path, agent, [_target(deep / str(i), f"t{i}") for i in range(10)])
     calls = batched(agent, controls, probes)
     assert len(calls.batches) > len(SHELL)
     assert all(len(b.call.args["command"]) <= agent.max_shell_command for b in calls.batches)

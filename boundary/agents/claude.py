@@ -91,7 +91,9 @@ class ClaudeCode(VocabularyTools):
     serial_tools: ClassVar[frozenset[str]] = frozenset({"Bash"})  # each call starts its own sandbox
     lacks: ClassVar[frozenset[str]] = frozenset()
     procfs_blind: ClassVar[frozenset[str]] = frozenset({"read"})  # its Read of /proc/self/environ came back empty
-    max_shell_command: ClassVar[int] = 2000  # a longer command: "Parser aborted (… over-length)"
+    # Past about 10,000 characters its command parser gives up ("Parser aborted (… over-length)": seen at 30,000; 9,839
+    # ran), and the command is refused: an INCONCLUSIVE, never a DENIED. 9,500 keeps a margin.
+    max_shell_command: ClassVar[int] = 9500
     call_yields_after_s: ClassVar[float | None] = None
     read_first_refusals: ClassVar[tuple[str, ...]] = (
         "File has not been read yet",
