@@ -4,16 +4,23 @@ paths, job A's plant step and job B's searches stay under that."""
 
 from __future__ import annotations
 
+import os
 import secrets
+import shutil
+import subprocess
+import tempfile
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
+from boundary import canary
 from boundary.agents.claude import ClaudeCode
 from boundary.model import Script
 from boundary.scenarios import sweep_ipc
 from boundary.scenarios.sweep_discover import CAP, discover_lines, new_discovery
-from boundary.scenarios.sweep_places import SHELL_PLACES, places_of, plant_steps
-from boundary.scenarios.sweep_search import add_searches
+from boundary.scenarios.sweep_forms import FORMS_FILE
+from boundary.scenarios.sweep_places import SHELL_PLACES, SWEEP_OUTPUT, places_of, plant_steps
+from boundary.scenarios.sweep_search import add_searches, files_search
 
 CLAUDE_ASKS_AT = 10_000
 STATE = "/tmp/bnd-run-123456-abcdefgh/u0/state"
@@ -40,3 +47,33 @@ def test_the_plant_and_the_searches_fit_claude_code_at_the_cap() -> None:
     lengths = {**_commands(plant), **_commands(search)}
     assert len([p for p in places if p.name in SHELL_PLACES]) == len(SHELL_PLACES)
     assert lengths["a-plant"] < CLAUDE_ASKS_AT and lengths["sweeps"] < CLAUDE_ASKS_AT, lengths
+
+
+def test_the_files_search_walks_the_whole_file_system(tmp_path: Path) -> None:
+    """B's walk, run by bash: `/` split into its entries (two walks at once) still finds each file changed since the
+    start, however deep, a back-dated one by its change time, and one in its working directory; never its own
+    outputs."""
+    started = int(time.time()) - 1
+    tokens = {name: canary.new_canary() for name in ("fresh", "deep", "back-dated", "own")}
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "fresh.txt").write_text(tokens["fresh"])
+    (tmp_path / "a" / "b" / "deep.txt").write_text(tokens["deep"])
+    (tmp_path / "old.txt").write_text(tokens["back-dated"])
+    os.utime(tmp_path / "old.txt", (started - 100, started - 100))  # its mtime back-dated; its ctime cannot be
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "own.txt").write_text(tokens["own"])
+    (work / f"{SWEEP_OUTPUT}earlier").write_text(hidden := canary.new_canary())  # a sweep's own: never searched
+    (work / FORMS_FILE).write_text("nothing-in-any-form\n")
+    # A directory two levels down (where `/` is split into walks) whose name holds a line break.
+    odd = Path(tempfile.gettempdir()) / f"boundary-test-{secrets.token_hex(4)}\nsplit"
+    odd.mkdir()
+    try:
+        (odd / "in-odd.txt").write_text(tokens.setdefault("odd", canary.new_canary()))
+        found = subprocess.run(
+            ["bash", "-c", files_search(started, [])], cwd=work, capture_output=True, text=True, timeout=120
+        ).stdout
+    finally:
+        shutil.rmtree(odd)
+    assert {name for name, token in tokens.items() if token not in found} == set()
+    assert hidden not in found

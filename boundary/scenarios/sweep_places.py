@@ -121,10 +121,14 @@ def plant_steps(
     plant = f"{{\n{plant}}} > {said} 2>&1\necho {PLANT_END} >> {said}\ncat {said}\n"
     tool = next(p for p in places if p.name == "write_tool")
     write_id = f"{prefix}-write-tool"
-    script_.add_step(
-        agent.write(write_id, tool.path, tool.token + "\n") if tool.path else agent.shell(write_id, "true")
-    )
-    script_.add_step(script(runner, f"{prefix}-plant", plant, timeout_s=PLANT_S))
+    written = agent.write(write_id, tool.path, tool.token + "\n") if tool.path else agent.shell(write_id, "true")
+    planting = script(runner, f"{prefix}-plant", plant, timeout_s=PLANT_S)
+    # One step for both where they may run at once (a round trip less before the search): their places differ.
+    if written.tool in agent.serial_tools:
+        script_.add_step(written)
+        script_.add_step(planting)
+    else:
+        script_.add_step(written, planting)
     wait_for(runner, script_, f"{prefix}-plant-wait", PLANT_S, checkout, {said: PLANT_END})
 
 

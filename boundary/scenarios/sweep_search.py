@@ -92,13 +92,17 @@ def files_search(started: int, places: list[Place]) -> str:
     write, and each its own discovery planted in."""
     grep = f"grep -a -o -H -E '{canary.PATTERN}' 2>/dev/null"
     named = " ".join(shlex.quote(p.directory) for p in places if p.how and p.directory)
-    roots = f'{{ printf \'%s\\n\' / "$PWD" "${{TMPDIR:-/tmp}}" "$HOME" {named}; cat {ROOTS} 2>/dev/null; }}'
     pruned = rf"\( -path /proc -o -path /sys -o -path /dev -o -name '{SWEEP_OUTPUT}*' \) -prune -o"
-    changed = changed_since(started)
+    # `/` as its entries two levels down (and what is no directory one level down): walked two at a time, 16 to a
+    # walk (a walk is the kernel's work, on one core; one home directory can hold half of all files).
+    top = f"find / -mindepth 1 -maxdepth 2 {pruned} \\( -path '/*/*' -o ! -type d \\) -print0 2>/dev/null"
+    own = f'{{ printf \'%s\\n\' "$PWD" "${{TMPDIR:-/tmp}}" "$HOME" {named}; cat {ROOTS} 2>/dev/null; }}'
     listed = f"{SWEEP_OUTPUT}files"  # every file to search, NUL-separated: each form's search reads the list again
+    # Each walk appends to a list of its own shell's (a pid is reused only once its walk has ended), joined after.
+    walk = f'find "$@" {pruned} -type f {changed_since(started)} -print0 2>/dev/null >> {listed}.d/$$'
     search = (
-        f"{roots} | awk 'NF && !seen[$0]++' | tr '\\n' '\\0' | "
-        f"xargs -0 -r -I{{}} find {{}} {pruned} -type f {changed} -print0 2>/dev/null > {listed}; "
+        f"rm -rf {listed}.d; mkdir {listed}.d; {{ {top}; {own} | awk 'NF && !seen[$0]++' | tr '\\n' '\\0'; }} | "
+        f"xargs -0 -r -n 16 -P 2 sh -c {shlex.quote(walk)} walk; cat {listed}.d/* > {listed} 2>/dev/null; "
         f"find /dev/shm -type f -print0 2>/dev/null >> {listed}; xargs -0 -r {grep} < {listed}; {search_lines(listed)}"
     )
     for place in places:  # A's canaries at their exact paths: a refusal there names its layer
@@ -146,10 +150,11 @@ def add_searches(
     searches (the files, the processes, and `alongside`: the kernel's objects) run at once in one call: each
     writes its own file, read whole from outside, and on 2 cores they took twice as long one after another."""
     agent = runner.agent
+    greps = []
     if "grep_tool" in file_channels(runner):
         pattern = canary.PATTERN
-        script_.add_step(agent.grep("grep_tool", pattern, Path("/")), agent.grep("grep_control", pattern, job.checkout))
-    script_.add_step(*proc_probes(runner, pids, places))
+        greps = [agent.grep("grep_tool", pattern, Path("/")), agent.grep("grep_control", pattern, job.checkout)]
+    script_.add_step(*greps, *proc_probes(runner, pids, places))  # the tools, at once
     # Deduplicated in memory: a big `sort` spills to $TMPDIR, which srt by default sets to a /tmp/claude that may not
     # exist, and on a busy host (other jobs' canaries everywhere) sort then dies with nothing, taking B's control too.
     sweeps = []
