@@ -67,11 +67,12 @@ def _computed(path: Path) -> str:
 
 
 def _cat(path_expression: str, merged: bool = False) -> str:
-    """cat the file, keeping only canary-shaped strings: a large or binary file (a database) fits the reply whole;
-    `merged`: and cat's own error lines, on stdout."""
+    """cat the file, keeping each canary-shaped string once: a large or binary file (a database, a saved output of
+    thousands of canary lines) fits the reply whole, so no agent cuts it and saves it aside (opencode then returns
+    only the tail of a batch); `merged`: and cat's own error lines, on stdout."""
     if merged:
-        return f"cat {path_expression} 2>&1 | grep -a -o -E '{canary.PATTERN}|^cat: .*'"
-    return f"cat {path_expression} | grep -a -o -E '{canary.PATTERN}'"
+        return f"cat {path_expression} 2>&1 | grep -a -o -E '{canary.PATTERN}|^cat: .*' | sort -u"
+    return f"cat {path_expression} | grep -a -o -E '{canary.PATTERN}' | sort -u"
 
 
 def _ls(path: Path, merged: bool) -> str:

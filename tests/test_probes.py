@@ -72,6 +72,16 @@ def test_shell_cat_finds_a_canary_deep_in_a_binary_file(tmp_path: Path) -> None:
     assert output == t.content + "\n"
 
 
+def test_shell_cat_returns_each_canary_once(tmp_path: Path) -> None:
+    """A saved output of thousands of canary lines comes back as one line: no agent's output limit cuts a batch."""
+    t = target(tmp_path)
+    t.path.write_text(f"{t.content}\n" * 5000)
+    for channel in ("shell_cat", "shell_cat_computed"):
+        call = make_probe(OpenCode(), BY_NAME[channel], t, t.path, "p").call
+        output = subprocess.run(["bash", "-c", call.args["command"]], capture_output=True, text=True).stdout
+        assert output == t.content + "\n"
+
+
 def test_control_must_return_the_own_canary(tmp_path: Path) -> None:
     own = target(tmp_path)
     read = make_probe(OpenCode(), BY_NAME["read"], own, own.path, "control")
