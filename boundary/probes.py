@@ -49,6 +49,7 @@ class Channel:
     # A shell channel's command for a path; `merged`: its errors on stdout, in order (a batch of many probes in
     # one command reads each one's part between its markers, and an agent may return stderr apart, after it all).
     command: Callable[[Path, bool], str] | None = None
+    hidden_path: bool = False  # its command names no path a rule can see before it runs (computed at run time)
 
     def applies_to(self, target: Target) -> bool:
         return target.name_token is not None or not self.listing
@@ -79,8 +80,8 @@ def _ls(path: Path, merged: bool) -> str:
     return f"ls -la {shlex.quote(str(path))}{' 2>&1' if merged else ''}"
 
 
-def _shell(name: str, listing: bool, command: Callable[[Path, bool], str]) -> Channel:
-    return Channel(name, "shell", listing, lambda a, i, p: a.shell(i, command(p, False)), command)
+def _shell(name: str, listing: bool, command: Callable[[Path, bool], str], hidden_path: bool = False) -> Channel:
+    return Channel(name, "shell", listing, lambda a, i, p: a.shell(i, command(p, False)), command, hidden_path)
 
 
 CHANNELS: list[Channel] = [
@@ -90,7 +91,7 @@ CHANNELS: list[Channel] = [
     Channel("grep", "grep", False, lambda a, i, p: a.grep(i, canary.PATTERN, p)),
     Channel("glob", "glob", True, lambda a, i, p: a.glob(i, "*", p)),
     _shell("shell_cat", False, lambda p, merged: _cat(shlex.quote(str(p)), merged)),
-    _shell("shell_cat_computed", False, lambda p, merged: _cat(_computed(p), merged)),
+    _shell("shell_cat_computed", False, lambda p, merged: _cat(_computed(p), merged), hidden_path=True),
     _shell("shell_ls", True, _ls),
 ]
 

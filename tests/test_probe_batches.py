@@ -1,5 +1,6 @@
 """Shell probes batched into one command: each judged on its own line's output, asked alone when the batch was
-refused whole, INCONCLUSIVE when its line or the batch's control failed."""
+refused whole, INCONCLUSIVE when its line or its channel's control failed; the controls ride in the batch whose
+paths no rule can see."""
 
 from __future__ import annotations
 
@@ -54,7 +55,8 @@ def test_each_probe_is_judged_on_its_own_line_of_a_real_shell(tmp_path: Path) ->
     assert len(calls.batches) == len(SHELL)  # one command a channel: its two probes
     results = {batch.call.id: _bash(batch.call.args["command"]) for batch in calls.batches}
     for probe in probes:
-        result, carrier, control = calls.answer(probe, results)
+        result, carrier = calls.answer(probe, results)
+        control = calls.control_problem(controls[SHELL.index(probe.channel)], results)
         assert control is None and carrier.startswith("batch-")
         expected = Verdict.LEAKED if probe.target is readable else Verdict.DENIED
         assert _judge(probe, result, control) is expected, (probe.call.id, result)
@@ -81,7 +83,7 @@ def test_a_batch_refused_whole_asks_each_probe_alone(tmp_path: Path) -> None:
     assert {p.call.id for p in probes + controls} <= asked  # each alone, with its control, once refused whole
     alone = {p.call.id: "cat: x: Permission denied" for p in probes}
     for probe in probes:
-        result, carrier, _ = calls.answer(probe, {**refusal, **alone})
+        result, carrier = calls.answer(probe, {**refusal, **alone})
         assert carrier == probe.call.id and result == alone[probe.call.id]
 
 
@@ -95,18 +97,42 @@ def test_a_batch_that_ran_asks_no_probe_again(tmp_path: Path) -> None:
     assert not {p.call.id for p in probes + controls} & _asked_after(script, JobRecord("b"), ran)
 
 
-def test_a_single_probe_and_its_control_are_one_command(tmp_path: Path) -> None:
-    """A batch carries its own control, so one probe of a channel costs one shell call, not two."""
+def test_the_controls_ride_in_the_batch_no_rule_can_refuse(tmp_path: Path) -> None:
+    """Every shell channel's control is a line of the computed-path batch (a rule that refuses a literal path
+    refuses the whole command, and a control alone costs a sandbox start): one probe a channel costs one shell
+    call a channel, and a literal batch refused whole asks its probes alone but not its control."""
+    agent = ClaudeCode()
+    controls, probes = _plan(tmp_path, agent, [_target(tmp_path / "a", "one")])
+    calls = batched(agent, controls, probes)
+    carrier = next(b for b in calls.batches if b.controls)
+    assert carrier.call.id.startswith("batch-shell_cat_computed") and carrier.controls == tuple(controls)
+    assert all(not b.controls for b in calls.batches if b is not carrier)
+    script = Script()
+    calls.add_to(script, agent)
+    ran = {b.call.id: _bash(b.call.args["command"]) for b in calls.batches}
+    assert _asked_after(script, JobRecord("b"), ran) == set(ran)
+    for probe in probes:
+        result, _ = calls.answer(probe, ran)
+        control = calls.control_problem(controls[SHELL.index(probe.channel)], ran)
+        assert control is None and _judge(probe, result, control) is Verdict.LEAKED
+    literal = next(b for b in calls.batches if b.call.id.startswith("batch-shell_cat-"))
+    refused = {**ran, literal.call.id: "Permission to use Bash has been denied."}
+    asked = _asked_after(script, JobRecord("b"), refused)
+    assert asked == set(ran) | {p.call.id for p in literal.probes}  # its control already ran, in the carrier
+
+
+def test_a_carrier_refused_whole_asks_every_control_alone(tmp_path: Path) -> None:
     agent = ClaudeCode()
     controls, probes = _plan(tmp_path, agent, [_target(tmp_path / "a", "one")])
     calls = batched(agent, controls, probes)
     script = Script()
     calls.add_to(script, agent)
     ran = {b.call.id: _bash(b.call.args["command"]) for b in calls.batches}
-    assert _asked_after(script, JobRecord("b"), ran) == set(ran)
-    for probe in probes:
-        result, _, control = calls.answer(probe, ran)
-        assert control is None and _judge(probe, result, control) is Verdict.LEAKED
+    carrier = next(b for b in calls.batches if b.controls)
+    refused = {**ran, carrier.call.id: "This command requires approval."}
+    asked = _asked_after(script, JobRecord("b"), refused)
+    assert {c.call.id for c in controls} | {p.call.id for p in carrier.probes} <= asked
+    assert "never ran" in (calls.control_problem(controls[0], refused) or "")  # its answer alone is what counts
 
 
 def _asked_after(script: Script, record: JobRecord, batch_results: dict[str, str]) -> set[str]:
@@ -128,16 +154,26 @@ def test_a_line_that_never_ended_and_a_failed_control_are_inconclusive(tmp_path:
     agent = OpenCode()
     controls, probes = _plan(tmp_path, agent, [_target(tmp_path / "a", "one"), _target(tmp_path / "b", "two")])
     calls = batched(agent, controls, probes)
-    batch = calls.batches[0]
+    batch = next(b for b in calls.batches if b.controls)  # the computed-path batch: three controls, two probes
+    computed = controls[1]
     first, second = batch.probes
-    cut = "@@boundary-probe 0\n" + controls[0].target.content + "\n@@boundary-probe-end 0\n@@boundary-probe 1\n"
-    result, _, control = calls.answer(first, {batch.call.id: cut})
+
+    def line(index: int, text: str) -> str:
+        return f"@@boundary-probe {index}\n{text}\n@@boundary-probe-end {index}\n"
+
+    controls_ok = "".join(line(i, c.channel.expected_token(c.target)) for i, c in enumerate(controls))
+    cut = controls_ok + "@@boundary-probe 3\n"
+    result, _ = calls.answer(first, {batch.call.id: cut})
+    control = calls.control_problem(computed, {batch.call.id: cut})
     assert control is None and _judge(first, result, control) is Verdict.INCONCLUSIVE
-    no_control = "@@boundary-probe 0\ncat: own: Permission denied\n@@boundary-probe-end 0\n"
-    no_control += "@@boundary-probe 2\ncat: x: No such file or directory\n@@boundary-probe-end 2\n"
-    result, _, control = calls.answer(second, {batch.call.id: no_control})
-    assert control is not None and "control failed" in control
+    failed = line(0, controls[0].target.content) + line(1, "cat: own: Permission denied")
+    failed += line(2, controls[2].target.name_token or "") + line(4, "cat: x: No such file or directory")
+    result, _ = calls.answer(second, {batch.call.id: failed})
+    control = calls.control_problem(computed, {batch.call.id: failed})
+    assert control is not None and "control failed" in control and batch.call.id in control
     assert _judge(second, result, control) is Verdict.INCONCLUSIVE
+    control_cut = line(0, controls[0].target.content) + "@@boundary-probe 1\n"
+    assert "did not end" in (calls.control_problem(computed, {batch.call.id: control_cut}) or "")
 
 
 def test_batches_fit_the_agents_longest_command(tmp_path: Path) -> None:

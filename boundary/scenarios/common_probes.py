@@ -8,7 +8,7 @@ from pathlib import Path
 
 from boundary import canary
 from boundary.model import JobRecord
-from boundary.probes import CHANNELS, Channel, Probe, Target, channels_for, control_problem, make_probe
+from boundary.probes import CHANNELS, Channel, Probe, Target, channels_for, make_probe
 from boundary.runners.contract import Job, Runner
 from boundary.scenarios.base import Cell
 from boundary.scenarios.probe_batches import ProbeCalls
@@ -43,17 +43,16 @@ def judge_probes(
     problems: list[str],
     calls: ProbeCalls | None = None,
 ) -> list[tuple[Cell, Finding, float | None]]:
-    """One finding per probe, in order, with how long its call took; a failed control makes the probes it vouches
-    for INCONCLUSIVE: its channel's asked alone, or a batch's own line, the probes of that batch. `calls`: how
-    they were asked, when some in batches."""
+    """One finding per probe, in order, with how long its call took; a failed control (asked alone, or on its line
+    of a batch) makes its channel's probes INCONCLUSIVE. `calls`: how they were asked, when some in batches."""
     calls = calls or ProbeCalls(controls, probes)
     results_of = {call_id: runner.agent.full_result(text) for call_id, text in record.results.items()}
-    control_of = {p.channel.name: control_problem(p, results_of.get(p.call.id)) for p in controls}
+    control_of = {p.channel.name: calls.control_problem(p, results_of) for p in controls}
     refusals = runner.agent.non_boundary_refusals + runner.sandbox.startup_failures
     results = []
     for probe in probes:
-        result, carrier, batch_control = calls.answer(probe, results_of)
-        control = batch_control if carrier != probe.call.id else control_of[probe.channel.name]
+        result, carrier = calls.answer(probe, results_of)
+        control = control_of[probe.channel.name]
         evidence = Evidence(probe.leaked(result), result, absent[probe.target.name], control, problems, refusals)
         finding = judge(evidence, runner.denials)
         cell = (probe.target.name, probe.channel.name)
