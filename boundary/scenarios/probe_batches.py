@@ -42,9 +42,7 @@ class ShellBatch:
     def control_problem(self, output: str, control: Probe) -> str | None:
         """None if the control's line, on the job's own file, returned its canary."""
         line = part(output, self.controls.index(control))
-        problem = (
-            "its line did not end (cut short, still running)" if line is None else control_problem(control, line)
-        )
+        problem = "its line did not end (cut short, still running)" if line is None else control_problem(control, line)
         return None if problem is None else f"in the batched command {self.call.id}: {problem}"
 
 
