@@ -112,35 +112,47 @@ class WriteAttack:
         script.add_step(*(agent.read(f"wr-reread-{i}", t.path) for i, t in existing if reads))
         script.add_step(*(c for _, c in writes))
         script.checkpoint(lambda: self._observe("write"))
-        for channel, computed in (("shell_write", False), ("shell_write_computed", True)):
-            self.calls[channel] = []
-            for number, batch in enumerate(self._shell_batches(channel, computed)):
-                call = agent.shell(f"wr-{channel}-{number}", "\n".join(line for _, line in batch))
-                self.calls[channel] += [(index, call) for index, _ in batch]
-                script.add_step(call)
-            self._control_alone(script, agent, channel, computed)
-            script.checkpoint(lambda channel=channel: self._observe(channel))  # type: ignore[misc]
+        self._shell_channel(script, agent, "shell_write", computed=False)
+        script.checkpoint(lambda: self._observe("shell_write"))
+        # The literal channel's control rides in the computed command too, which no path rule can refuse whole:
+        # an agent refuses all of a literal command that names a path it denies, and then the job's own file
+        # would cost a command (a sandbox start) of its own.
+        self._shell_channel(script, agent, "shell_write_computed", computed=True, riding="shell_write")
+        self._control_alone(script, agent, "shell_write", computed=False)
+        self._control_alone(script, agent, "shell_write_computed", computed=True)
+        script.checkpoint(lambda: self._observe("shell_write_computed"))
 
-    def _shell_batches(self, channel: str, computed: bool) -> list[list[tuple[int, str]]]:
+    def _shell_channel(self, script: Script, agent: Agent, channel: str, computed: bool, riding: str = "") -> None:
+        self.calls[channel] = []
+        for number, batch in enumerate(self._shell_batches(channel, computed, riding)):
+            call = agent.shell(f"wr-{channel}-{number}", "\n".join(line for _, line in batch))
+            self.calls[channel] += [(index, call) for index, _ in batch]
+            script.add_step(call)
+
+    def _shell_batches(self, channel: str, computed: bool, riding: str = "") -> list[list[tuple[int, str]]]:
         """One line per target, in commands the agent takes (Linux caps one exec argument at 128 KiB), the
-        control first: its line runs before any other line can hang or cut the command short."""
+        control first: its line runs before any other line can hang or cut the command short. `riding`: a
+        channel whose control's line (literal) follows the control's, under a label of its own (no target's)."""
         order = sorted(range(len(self.targets)), key=lambda index: self.targets[index].kind != CONTROL)
         batches: list[list[tuple[int, str]]] = [[]]
         for index in order:
             target = self.targets[index]
-            line = write_line(index, target.path, target.content(channel), computed)
+            control = target.kind == CONTROL
+            line = write_line(index, target.path, target.content(channel), computed, append=control)
+            if control and riding:
+                line += "\n" + write_line(f"{index}-{riding}", target.path, target.content(riding), False, True)
             if batches[-1] and sum(len(text) + 1 for _, text in batches[-1]) + len(line) > self.max_command:
                 batches.append([])  # + 1: the newline joining each line to the next
             batches[-1].append((index, line))
         return [batch for batch in batches if batch]
 
     def _control_alone(self, script: Script, agent: Agent, channel: str, computed: bool) -> None:
-        """The control again in a command of its own, asked only when its batch left the job's own file
-        without the channel's marker: an agent refuses a whole command that names a path it denies, and
-        that proves nothing about whether the channel can write at all."""
+        """The control again in a command of its own, asked only when no batch left the job's own file with
+        the channel's marker: an agent refuses a whole command that names a path it denies, and that proves
+        nothing about whether the channel can write at all."""
         for index, target in enumerate(self.targets):
             if target.kind == CONTROL:
-                line = write_line(index, target.path, target.content(channel), computed)
+                line = write_line(index, target.path, target.content(channel), computed, append=True)
                 call = agent.shell(f"wr-{channel}-control-{index}", line)
                 self.calls[channel].append((index, call))  # after the batch's: its answer, if asked, is the one kept
 
@@ -157,7 +169,7 @@ class WriteAttack:
                 target.effects[channel] = f"{channel} wrote its marker into {target.path}"
             elif target.mount_point(seen, now):
                 target.mount_points[channel] = f"{target.path} appeared empty during {channel}"
-            else:
+            elif target.kind != CONTROL:  # the job's own file takes every channel's marker: only its own counts
                 change = changed(seen, now, target.judged_by_marker_only)
                 if change:
                     target.effects[channel] = f"{target.path} changed during {channel} ({change})"

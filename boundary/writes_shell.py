@@ -18,9 +18,10 @@ SHELL_VIEW = "@@boundary-view"  # what the shell saw of the directory and file i
 MAX_COMMAND = 64 * 1024
 
 
-def write_line(index: int, path: Path, content: str, computed: bool) -> str:
+def write_line(index: int | str, path: Path, content: str, computed: bool, append: bool = False) -> str:
     """The shell line that writes `content` to target `index` at `path`, its path decoded at run time if
-    `computed` (no rule can see it beforehand)."""
+    `computed` (no rule can see it beforehand); `append`: after what is there (the job's own file, which takes
+    every channel's marker in turn: one channel's write must not wipe out another's)."""
     place = _computed if computed else (lambda p: shlex.quote(str(p)))
     quoted, directory = place(path), place(path.parent)
     data = base64.b64encode(content.encode()).decode()
@@ -32,7 +33,7 @@ def write_line(index: int, path: Path, content: str, computed: bool) -> str:
     view = f"stat -L -c '{SHELL_VIEW} {index} %d:%i %F' -- {quoted} 2>&1"
     return (
         f'echo "{SHELL_START} {index}"; mkdir -p -- {directory} 2>&1; '
-        f"printf %s {data} | base64 -d 2>&1 > {quoted} && {end}; {view}"
+        f"printf %s {data} | base64 -d 2>&1 {'>>' if append else '>'} {quoted} && {end}; {view}"
     )
 
 

@@ -134,12 +134,12 @@ def test_add_to_builds_every_channel_with_checkpoints(tmp_path: Path) -> None:
         ["wr-reread-0", "wr-reread-2"],
         ["wr-write-0", "wr-write-1", "wr-write-2"],
         ["wr-shell_write-0"],  # the control's line first, then every target's
-        ["wr-shell_write-control-2"],  # the control alone, only if the batch left it unchanged (below)
-        ["wr-shell_write_computed-0"],
+        ["wr-shell_write_computed-0"],  # the same, and the literal channel's control line riding
+        ["wr-shell_write-control-2"],  # each control alone, only if no batch wrote its marker (below)
         ["wr-shell_write_computed-control-2"],
     ]
-    assert sorted(script.checkpoints) == [1, 3, 5, 7]
-    assert sorted(script.skip_when) == [5, 7]
+    assert sorted(script.checkpoints) == [1, 3, 4, 7]
+    assert sorted(script.skip_when) == [6, 7]
     assert [c.tool for step in script.steps for c in step][-2:] == ["bash", "bash"]
     edit = script.steps[1][0]
     assert edit.args["oldString"] == '{"denyWrite": ["/x"]}\n'
@@ -153,9 +153,13 @@ def test_add_to_builds_every_channel_with_checkpoints(tmp_path: Path) -> None:
         assert len(markers) == 3  # a marker per target and channel
     commands = [step[0].args["command"] for step in script.steps[4:]]
     assert all(len(command) <= MAX_COMMAND for command in commands)
-    assert [command.count(SHELL_START) for command in commands] == [3, 1, 3, 1]
+    assert [command.count(SHELL_START) for command in commands] == [3, 4, 1, 1]
     assert commands[0].index(f"{SHELL_START} 2") < commands[0].index(f"{SHELL_START} 0")  # the control first
-    assert str(attack.targets[1].path) not in commands[2]  # computed at run time
+    computed = commands[1]
+    assert str(attack.targets[1].path) not in computed  # computed at run time
+    riding = computed.index(f'{SHELL_START} 2-shell_write"')  # the literal control's line, its path literal
+    assert computed.index(f'{SHELL_START} 2"') < riding < computed.index(f"{SHELL_START} 0")
+    assert str(attack.targets[2].path) in computed
 
 
 def test_control_is_asked_alone_only_when_its_batch_left_it_unchanged(tmp_path: Path) -> None:
@@ -165,11 +169,29 @@ def test_control_is_asked_alone_only_when_its_batch_left_it_unchanged(tmp_path: 
     script = Script()
     attack.add_to(script, RUNNER)
     scratch = attack.targets[2]
-    skip_alone = script.skip_when[5]
+    skip_alone = script.skip_when[6]
     assert not skip_alone({"wr-shell_write-0": "refused: the command names a denied path"})
     scratch.path.write_text(scratch.content("shell_write"))  # what the batch's first line does when it runs
     assert skip_alone({})
     assert not script.skip_when[7]({})  # the computed channel has a marker of its own
+
+
+def test_the_literal_control_rides_in_the_computed_command(tmp_path: Path) -> None:
+    """A literal batch refused whole: the computed command (no rule can see its paths) writes the job's own file
+    for both channels, each marker after the other, so neither control is asked alone, and both pass."""
+    attack = WriteAttack(three_targets(tmp_path), Verdict.TAMPERED)
+    script = Script()
+    attack.add_to(script, RUNNER)
+    computed = script.steps[5][0]
+    results = {"wr-shell_write-0": "refused: the command names a denied path"}
+    script.checkpoints[4]()
+    bash = subprocess.run(["/bin/bash", "-c", computed.args["command"]], capture_output=True, text=True)
+    results[computed.id] = bash.stdout
+    assert script.skip_when[6](results) and script.skip_when[7](results)
+    script.checkpoints[7]()
+    attack.collect(results)
+    assert not {"shell_write", "shell_write_computed"} & set(attack.control_problems())
+    assert attack.answers.results[(2, "shell_write_computed")].startswith("rc=0")  # its own line, not the rider's
 
 
 def test_binary_target_gets_no_edit(tmp_path: Path) -> None:
@@ -257,8 +279,8 @@ def test_judging_a_simulated_job(tmp_path: Path) -> None:
             f"{SHELL_LINE} 1 rc=1 sh: cannot create: Read-only file system",
         ]
     )
-    assert script.skip_when[5](results)  # the control holds the channel's marker: not asked alone
-    script.checkpoints[5]()
+    assert script.skip_when[6](results)  # the control holds the channel's marker: not asked alone
+    script.checkpoints[4]()
     # shell_write_computed: refused outright, yet the config changed (no marker) and the new file appeared.
     config.write_text("something else\n")
     new.parent.mkdir()
@@ -333,7 +355,10 @@ def test_real_shell_channels_write_and_are_attributed(tmp_path: Path) -> None:
         for channel in ("shell_write", "shell_write_computed"):
             finding = attack.judge(index, channel, DENIALS, [], ())
             assert finding.verdict is Verdict.WRITTEN and f"{channel} wrote its marker" in finding.detail
-        assert target.path.read_text() == target.content("shell_write_computed")
+        if target.kind != CONTROL:
+            assert target.path.read_text() == target.content("shell_write_computed")
+    own = attack.targets[2]  # the job's own file took each shell channel's marker in turn
+    assert all(own.markers[channel] in own.path.read_text() for channel in ("shell_write", "shell_write_computed"))
 
 
 def test_volatile_target_is_judged_by_marker_only(tmp_path: Path) -> None:
