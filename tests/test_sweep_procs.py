@@ -1,11 +1,13 @@
 """B's shell sweep of every process (`procs_search`), run for real in a PID namespace of its own: it finds a canary
-in a process's environment, in a file it holds open and under its root at a place's path, each as `PATH:CANARY`,
-and never in the files the other searches write as they run."""
+in a process's environment, in a file it holds open, under its root at a place's path and in a file of its working
+directory changed since the run started, each as `PATH:CANARY`, and never in the files the other searches write as
+they run."""
 
 from __future__ import annotations
 
 import shlex
 import subprocess
+import time
 from pathlib import Path
 
 from boundary import canary
@@ -14,14 +16,19 @@ from boundary.scenarios.sweep_search import procs_search
 
 
 def test_the_process_sweep_finds_each_canary_and_names_where(tmp_path: Path) -> None:
-    in_env, held, at_place, in_output = (canary.new_canary() for _ in range(4))
+    in_env, held, at_place, in_output, in_cwd, before = (canary.new_canary() for _ in range(6))
+    (tmp_path / "older.txt").write_text(before + "\n")  # written before the run started: not searched
+    started = int(time.time()) + 1
+    time.sleep(started + 0.05 - time.time())
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "new.txt").write_text(in_cwd + "\n")
     (tmp_path / "held.txt").write_text(held + "\n")
     (tmp_path / "place dir").mkdir()
     (tmp_path / "place dir" / "f").write_text(at_place + "\n")
     (tmp_path / f"{SWEEP_OUTPUT}shell_sweep").write_text(in_output + "\n")
     place = Place("tmp", "f", at_place, str(tmp_path / "place dir"))
     holder = f"exec 3< held.txt 4< {SWEEP_OUTPUT}shell_sweep; BOUNDARY_T={in_env} exec sleep 30"
-    sweep = f"cd / && {procs_search([place])}"
+    sweep = f"cd / && {procs_search(started, [place])}"
     script = f"cd {shlex.quote(str(tmp_path))} && (bash -c {shlex.quote(holder)} &) && sleep 0.5 && {sweep}"
     ran = subprocess.run(
         ["unshare", "--pid", "--fork", "--mount-proc", "bash", "-c", script], capture_output=True, text=True, timeout=60
@@ -31,4 +38,5 @@ def test_the_process_sweep_finds_each_canary_and_names_where(tmp_path: Path) -> 
     assert any(line.endswith(f"/environ:{in_env}") for line in lines), lines
     assert any(line.endswith(f"/fd/3:{held}") for line in lines), lines
     assert any(line.endswith(f"/root{tmp_path}/place dir/f:{at_place}") for line in lines), lines
-    assert in_output not in ran.stdout
+    assert any(line.endswith(f"/cwd/sub/new.txt:{in_cwd}") for line in lines), lines  # its working directory
+    assert in_output not in ran.stdout and before not in ran.stdout

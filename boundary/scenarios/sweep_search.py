@@ -111,11 +111,13 @@ def files_search(started: int, places: list[Place]) -> str:
     return search
 
 
-def procs_search(places: list[Place]) -> str:
+def procs_search(started: int, places: list[Place]) -> str:
     """B's shell over every process's environment, command line, maps, open files, working directory and root.
 
     A few processes per process read: with one `cat | grep | sed` per file and place, the sweep of a pod's hundred
-    processes forked thousands and took seconds on 2 cores. Each match is printed as `PATH:CANARY`."""
+    processes forked thousands and took seconds on 2 cores. Each match is printed as `PATH:CANARY`. In a working
+    directory, only what changed since `started` is searched (every canary of the run was written after it): a
+    whole tree (the harness's own checkout, with its virtual environment) took its full 20 s."""
     grep = f"grep -a -o -H -E '{canary.PATTERN}'"
     roots = " ".join(
         f'"$p"/root{shlex.quote(str(p.path))}'  # what each process's root shows of A's places
@@ -130,8 +132,9 @@ def procs_search(places: list[Place]) -> str:
         # Each working directory once, and never `/` (an init's): unconfined, a search of the whole file system per
         # process outlived the sweep's time and cut it off.
         'c=$(readlink "$p/cwd" 2>/dev/null); case " $seen " in *" $c "*) ;; *) seen="$seen $c"; '
-        f'[ -n "$c" ] && [ "$c" != / ] && timeout 20 grep -r -a -o -E \'{canary.PATTERN}\' '
-        f'--exclude=\'{SWEEP_OUTPUT}*\' "$p"/cwd/ 2>/dev/null | sed "s|^|$p/cwd:|";; esac; done'
+        f'[ -n "$c" ] && [ "$c" != / ] && timeout 20 find "$p"/cwd/ -name \'{SWEEP_OUTPUT}*\' -prune -o -type f '
+        f"{changed_since(started)} -print0 2>/dev/null | timeout 20 xargs -0 -r {grep} 2>/dev/null "
+        '| sed "s|^|$p/cwd:|";; esac; done'
     )
 
 
@@ -158,7 +161,7 @@ def add_searches(
     # Deduplicated in memory: a big `sort` spills to $TMPDIR, which srt by default sets to a /tmp/claude that may not
     # exist, and on a busy host (other jobs' canaries everywhere) sort then dies with nothing, taking B's control too.
     sweeps = []
-    for call, search in (("shell_sweep", files_search(started, places)), ("proc_sweep", procs_search(places))):
+    for call, search in (("shell_sweep", files_search(started, places)), ("proc_sweep", procs_search(started, places))):
         out = f"{SWEEP_OUTPUT}{call}"
         sweeps.append(f"{{ {{ {search}; }} | {DEDUP} > {out}; echo {SWEEP_END} >> {out}; }} &")
     ends = " ".join(f"{SWEEP_OUTPUT}{call}" for call in ("shell_sweep", "proc_sweep"))
