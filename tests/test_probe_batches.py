@@ -188,3 +188,21 @@ def test_batches_fit_the_agents_longest_command(tmp_path: Path) -> None:
     script = Script()
     calls.add_to(script, agent)
     assert set(script.call_ids()) >= {p.call.id for p in probes} | in_batches
+
+
+def test_literal_paths_under_the_checkout_go_apart_from_the_rest(tmp_path: Path) -> None:
+    """A path rule refuses a literal command naming a path outside the project whole: the probes under the job's
+    checkout (a committed symlink) share no command with those outside, so the batch they are in runs; the computed
+    channel's paths no rule sees, so its probes stay together."""
+    agent = OpenCode()
+    checkout = tmp_path / "checkout"
+    inside, outside = _target(checkout, "link"), _target(tmp_path / "elsewhere", "theirs")
+    controls, probes = _plan(tmp_path, agent, [outside, inside])
+    calls = batched(agent, controls, probes, home=checkout)
+    by_channel: dict[str, list[list[Path]]] = {}
+    for batch in calls.batches:
+        by_channel.setdefault(batch.probes[0].channel.name, []).append([p.path for p in batch.probes])
+    assert by_channel["shell_cat"] == [[inside.path], [outside.path]]
+    assert by_channel["shell_ls"] == [[inside.path.parent], [outside.path.parent]]
+    assert by_channel["shell_cat_computed"] == [[outside.path, inside.path]]
+    assert len(batched(agent, controls, probes).batches) == len(SHELL)  # no checkout named: one a channel

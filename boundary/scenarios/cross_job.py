@@ -42,7 +42,7 @@ class CrossJob(Scenario):
         controls, probes = plan_probes(runner, job, targets)
         secret = [Target("runner_secret", path, session.secret.token) for path in runner.credentials()]
         _, secret_probes = plan_probes(runner, job, secret, prefix="secret-")  # judged by the secret's oracle
-        calls = batched(runner.agent, controls, probes + secret_probes)
+        calls = batched(runner.agent, controls, probes + secret_probes, home=job.checkout)
         script = Script()
         calls.add_to(script, runner.agent)
         before = {t.name: t.presence() for t in targets}

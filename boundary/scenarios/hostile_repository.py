@@ -80,7 +80,7 @@ class HostileRepository(Scenario):
             # its checkout. Seen, it shows a beacon that runs in this job is found; missed, "never ran" proves
             # nothing for the beacons beside it.
             beacon, control_call = _control(runner, job, session.workdir / "witness", resumed)
-            calls = batched(runner.agent, controls, probes, prefix=f"{int(resumed)}-")
+            calls = batched(runner.agent, controls, probes, prefix=f"{int(resumed)}-", home=job.checkout)
             script = Script()
             script.add_calls([control_call], runner.agent.serial_tools)
             calls.add_to(script, runner.agent)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from boundary.agents.base import Agent
 from boundary.model.script import Script, ToolCall
@@ -98,9 +99,13 @@ class ProbeCalls:
         return [batch for batch in self.batches if control in batch.controls]
 
 
-def batched(agent: Agent, controls: list[Probe], probes: list[Probe], prefix: str = "") -> ProbeCalls:
+def batched(
+    agent: Agent, controls: list[Probe], probes: list[Probe], prefix: str = "", home: Path | None = None
+) -> ProbeCalls:
     """The shell probes of each channel in batches that fit the agent's longest command (a probe too long for
-    one, with the controls it carries, is asked alone)."""
+    one, with the controls it carries, is asked alone). `home` (the job's checkout): a literal channel's probes
+    that name a path under it go in batches apart from the rest, which a path rule may refuse whole (opencode
+    refuses a command naming a path outside the project), so they are not asked alone again with them."""
     calls = ProbeCalls(controls, probes)
     shell = [control for control in controls if control.channel.command is not None]
     mine = {c.channel.name: [p for p in probes if p.channel.name == c.channel.name] for c in shell}
@@ -109,10 +114,20 @@ def batched(agent: Agent, controls: list[Probe], probes: list[Probe], prefix: st
     )
     for control in shell:
         riding = tuple(shell) if control is hidden else (() if hidden is not None else (control,))
-        for number, group in enumerate(_groups(agent, riding, mine[control.channel.name])):
+        parts = _apart(mine[control.channel.name], home if not control.channel.hidden_path else None)
+        groups = [group for part in parts for group in _groups(agent, riding, part)]
+        for number, group in enumerate(groups):
             call = agent.shell(f"{prefix}batch-{control.channel.name}-{number}", _command(riding, group))
             calls.batches.append(ShellBatch(call, riding, tuple(group)))
     return calls
+
+
+def _apart(probes: list[Probe], home: Path | None) -> list[list[Probe]]:
+    """The probes naming a path under `home`, then the rest (all together when there is no `home`)."""
+    if home is None:
+        return [probes]
+    inside = [probe for probe in probes if probe.path.is_relative_to(home)]
+    return [inside, [probe for probe in probes if probe not in inside]]
 
 
 def _groups(agent: Agent, riding: tuple[Probe, ...], probes: list[Probe]) -> list[list[Probe]]:

@@ -85,7 +85,7 @@ class Tamper(Scenario):
         attack.add_to(script, runner)
         groups.watch(script)
         controls, probes = plan_probes(runner, job, [saved], REPROBE_CHANNELS, prefix="after-")
-        calls = batched(runner.agent, controls, probes, prefix="after-")
+        calls = batched(runner.agent, controls, probes, prefix="after-", home=job.checkout)
         calls.add_to(script, runner.agent)
         _, record = session.run(job, script)
         attack.collect(record.results)  # every target looked at again, now that job B has ended
@@ -157,7 +157,7 @@ class Tamper(Scenario):
         witness = session.workdir / "witness"
         beacon, script_path = control(witness, job.checkout, "tamper-resumed")
         control_call = runner.agent.shell("tamper-control-beacon", f"sh {shlex.quote(str(script_path))}")
-        calls = batched(runner.agent, controls, probes, prefix="resumed-")
+        calls = batched(runner.agent, controls, probes, prefix="resumed-", home=job.checkout)
         script = Script()
         script.add_calls([control_call], runner.agent.serial_tools)
         calls.add_to(script, runner.agent)
