@@ -126,8 +126,7 @@ def _apart(probes: list[Probe], home: Path | None) -> list[list[Probe]]:
     """The probes naming a path under `home`, then the rest (all together when there is no `home`)."""
     if home is None:
         return [probes]
-    inside = [probe for probe in probes if probe.path.is_relative_to(home)]
-    return [inside, [probe for probe in probes if probe not in inside]]
+    return [[probe for probe in probes if probe.path.is_relative_to(home) is under] for under in (True, False)]
 
 
 def _groups(agent: Agent, riding: tuple[Probe, ...], probes: list[Probe]) -> list[list[Probe]]:
