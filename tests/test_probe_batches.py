@@ -99,10 +99,10 @@ def test_a_batch_that_ran_asks_no_probe_again(tmp_path: Path) -> None:
 
 def test_the_controls_ride_in_the_batch_no_rule_can_refuse(tmp_path: Path) -> None:
     """Every shell channel's control is a line of the computed-path batch (a rule that refuses a literal path
-    refuses the whole command, and a control alone costs a sandbox start): one probe a channel costs one shell
-    call a channel, and a literal batch refused whole asks its probes alone but not its control."""
+    refuses the whole command, and a control alone costs a sandbox start): a literal batch refused whole asks its
+    probes alone but not its control."""
     agent = ClaudeCode()
-    controls, probes = _plan(tmp_path, agent, [_target(tmp_path / "a", "one")])
+    controls, probes = _plan(tmp_path, agent, [_target(tmp_path / "a", "one"), _target(tmp_path / "b", "two")])
     calls = batched(agent, controls, probes)
     carrier = next(b for b in calls.batches if b.controls)
     assert carrier.call.id.startswith("batch-shell_cat_computed") and carrier.controls == tuple(controls)
@@ -119,6 +119,50 @@ def test_the_controls_ride_in_the_batch_no_rule_can_refuse(tmp_path: Path) -> No
     refused = {**ran, literal.call.id: "Permission to use Bash has been denied."}
     asked = _asked_after(script, JobRecord("b"), refused)
     assert asked == set(ran) | {p.call.id for p in literal.probes}  # its control already ran, in the carrier
+
+
+def test_a_batch_of_one_line_is_the_probe_asked_alone(tmp_path: Path) -> None:
+    """One probe and no control riding: a batch would cost what the probe costs alone, and a second call when
+    refused. So each literal channel's one probe is asked alone, once; the computed batch carries the controls."""
+    agent = ClaudeCode()
+    controls, probes = _plan(tmp_path, agent, [_target(tmp_path / "a", "one")])
+    calls = batched(agent, controls, probes)
+    assert [b.call.id for b in calls.batches] == ["batch-shell_cat_computed-0"]
+    script = Script()
+    calls.add_to(script, agent)
+    ran = {b.call.id: _bash(b.call.args["command"]) for b in calls.batches}
+    alone = [p for p in probes if not p.channel.hidden_path]
+    ran |= {p.call.id: _bash(p.call.args["command"]) for p in alone}
+    assert _asked_after(script, JobRecord("b"), ran) == set(ran)
+    for probe in probes:
+        result, carrier = calls.answer(probe, ran)
+        control = calls.control_problem(controls[SHELL.index(probe.channel)], ran)
+        assert control is None and _judge(probe, result, control) is Verdict.LEAKED
+        assert (carrier == probe.call.id) is (probe in alone)
+
+
+def test_a_command_that_must_run_rides_first_in_the_carrier(tmp_path: Path) -> None:
+    """`first` (a control beacon) is the first line of the batch that carries the controls, and is asked alone
+    only when that batch never ran; its answer is the carrier's output, or its own."""
+    agent = ClaudeCode()
+    mark = tmp_path / "first-ran"
+    controls, probes = _plan(tmp_path, agent, [_target(tmp_path / "a", "one")])
+    calls = batched(agent, controls, probes, first=("beacon", f"touch {mark}"))
+    carrier = calls.first_carrier
+    assert carrier is not None and carrier.controls == tuple(controls)
+    script = Script()
+    calls.add_to(script, agent)
+    ran = {carrier.call.id: _bash(carrier.call.args["command"])}
+    assert mark.exists() and "beacon" not in _asked_after(script, JobRecord("b"), ran)
+    assert calls.first_answer(ran) == ran[carrier.call.id]
+    assert calls.control_problem(controls[0], ran) is None
+    refused = {carrier.call.id: "Permission to use Bash has been denied."}
+    assert "beacon" in _asked_after(script, JobRecord("b"), refused)
+    assert calls.first_answer({**refused, "beacon": ""}) == ""
+    alone = batched(agent, [], [], first=("beacon", "true"))  # nothing to carry it: asked alone, first
+    script = Script()
+    alone.add_to(script, agent)
+    assert alone.first_carrier is None and script.call_ids() == ["beacon"]
 
 
 def test_a_carrier_refused_whole_asks_every_control_alone(tmp_path: Path) -> None:
@@ -196,13 +240,14 @@ def test_literal_paths_under_the_checkout_go_apart_from_the_rest(tmp_path: Path)
     channel's paths no rule sees, so its probes stay together."""
     agent = OpenCode()
     checkout = tmp_path / "checkout"
-    inside, outside = _target(checkout, "link"), _target(tmp_path / "elsewhere", "theirs")
-    controls, probes = _plan(tmp_path, agent, [outside, inside])
+    inside = [_target(checkout, "link"), _target(checkout / "sub", "link")]
+    outside = [_target(tmp_path / "elsewhere", "theirs"), _target(tmp_path / "other", "theirs")]
+    controls, probes = _plan(tmp_path, agent, [outside[0], inside[0], outside[1], inside[1]])
     calls = batched(agent, controls, probes, home=checkout)
     by_channel: dict[str, list[list[Path]]] = {}
     for batch in calls.batches:
         by_channel.setdefault(batch.probes[0].channel.name, []).append([p.path for p in batch.probes])
-    assert by_channel["shell_cat"] == [[inside.path], [outside.path]]
-    assert by_channel["shell_ls"] == [[inside.path.parent], [outside.path.parent]]
-    assert by_channel["shell_cat_computed"] == [[outside.path, inside.path]]
+    assert by_channel["shell_cat"] == [[t.path for t in inside], [t.path for t in outside]]
+    assert by_channel["shell_ls"] == [[t.path.parent for t in inside], [t.path.parent for t in outside]]
+    assert by_channel["shell_cat_computed"] == [[outside[0].path, inside[0].path, outside[1].path, inside[1].path]]
     assert len(batched(agent, controls, probes).batches) == len(SHELL)  # no checkout named: one a channel

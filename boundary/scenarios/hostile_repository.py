@@ -27,7 +27,6 @@ from boundary import canary
 from boundary.beacon import Beacon, control, control_problem
 from boundary.layout import push_commit
 from boundary.model import Script
-from boundary.model.script import ToolCall
 from boundary.probes import CHANNELS, Probe, Target, channels_for, make_probe
 from boundary.runners.contract import Job, Runner
 from boundary.scenarios.base import JOB_A, JOB_B, Cell, ProbeResult, Scenario
@@ -79,14 +78,15 @@ class HostileRepository(Scenario):
             # The beacon that must fire: job B's own shell runs one, as any runner lets a job run a script in
             # its checkout. Seen, it shows a beacon that runs in this job is found; missed, "never ran" proves
             # nothing for the beacons beside it.
-            beacon, control_call = _control(runner, job, session.workdir / "witness", resumed)
-            calls = batched(runner.agent, controls, probes, prefix=f"{int(resumed)}-", home=job.checkout)
+            # It rides first in a batch of probes: a command of its own would cost a sandbox start.
+            beacon, command = _control(job, session.workdir / "witness", resumed)
+            prefix = f"{int(resumed)}-"
+            calls = batched(runner.agent, controls, probes, prefix=prefix, home=job.checkout, first=command)
             script = Script()
-            script.add_calls([control_call], runner.agent.serial_tools)
             calls.add_to(script, runner.agent)
             outcome, record = session.run(job, script, resumed=resumed)
             when = "at the resumed start" if resumed else "at the first start"
-            problem = control_problem(beacon, record.results.get(control_call.id), roots, when)
+            problem = control_problem(beacon, calls.first_answer(record.results), roots, when)
             control_problems += [problem] if problem else []
             problems = session.problems_of(job.name, resumed=resumed)
             judged = judge_probes(runner, controls, probes, record, {saved.name: saved.presence()}, problems, calls)
@@ -135,12 +135,12 @@ def _report_roots(job: Job, workdir: Path) -> tuple[Path, ...]:
     return (job.checkout, job.data_dir, workdir)
 
 
-def _control(runner: Runner, job: Job, witness: Path, resumed: bool) -> tuple[Beacon, ToolCall]:
-    """The beacon that must fire at this start, and the shell call of job B's that runs it."""
+def _control(job: Job, witness: Path, resumed: bool) -> tuple[Beacon, tuple[str, str]]:
+    """The beacon that must fire at this start, and the shell command of job B's that runs it (call id, command)."""
     witness.mkdir(exist_ok=True)
     start = "resumed" if resumed else "first"
     beacon, script = control(witness, job.checkout, start)
-    return beacon, runner.agent.shell(f"hostile-control-beacon-{start}", f"sh {shlex.quote(str(script))}")
+    return beacon, (f"hostile-control-beacon-{start}", f"sh {shlex.quote(str(script))}")
 
 
 def _beacon_finding(

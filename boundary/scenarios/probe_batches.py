@@ -8,7 +8,9 @@ each is asked alone, exactly as if there were no batch.
 
 The channels' controls (the job's own file) ride as the first lines of a batch no path rule can refuse: the channel
 whose paths are computed at run time, when there is one, carries every shell channel's control; otherwise each
-channel's batches carry its own. A control is asked alone only when no batch that carries it ran.
+channel's batches carry its own. A control is asked alone only when no batch that carries it ran. So does a call of
+the job's own that must run (`first`: a control beacon), at the head of that batch. A batch of one line would cost
+what the probe alone costs, and a second call if refused: such a probe is asked alone.
 """
 
 from __future__ import annotations
@@ -55,12 +57,18 @@ class ProbeCalls:
     controls: list[Probe]
     probes: list[Probe]
     batches: list[ShellBatch] = field(default_factory=list)
+    first: ToolCall | None = None  # a shell call of the job's own that must run (a control beacon)
+    first_carrier: ShellBatch | None = None  # the batch whose first line it is; None: it is asked alone, first
 
     def add_to(self, script: Script, agent: Agent) -> None:
-        """The batches first; then every other control before any other probe, and what a batch refused whole
-        would have asked, each alone."""
+        """The batches first (`first` alone before them if none carries it); then every other control before any
+        other probe, and what a batch refused whole would have asked, each alone."""
+        if self.first is not None and self.first_carrier is None:
+            script.add_calls([self.first], agent.serial_tools)
         for batch in self.batches:
             script.add_step(batch.call)
+        if self.first is not None and self.first_carrier is not None:
+            script.add_step(self.first, unless=_any_ran(agent, self.first_carrier.call.id))
         carried = {c.call.id: [b.call.id for b in self._carriers(c)] for c in self.controls}
         script.add_calls([c.call for c in self.controls if not carried[c.call.id]], agent.serial_tools)
         for control in self.controls:
@@ -72,6 +80,19 @@ class ProbeCalls:
             for probe in batch.probes:
                 script.add_step(probe.call, unless=_any_ran(agent, batch.call.id))
 
+    def add_batch(
+        self, agent: Agent, call_id: str, riding: tuple[Probe, ...], probes: list[Probe], first: str | None
+    ) -> None:
+        """A batch of `probes` with the controls `riding` first, and the command `first` before them if it fits."""
+        command = _command(riding, probes)
+        if first is not None:
+            with_first = f"{first}\n{command}"
+            if len(with_first) <= agent.max_shell_command:
+                self.first_carrier = ShellBatch(agent.shell(call_id, with_first), riding, tuple(probes))
+                self.batches.append(self.first_carrier)
+                return
+        self.batches.append(ShellBatch(agent.shell(call_id, command), riding, tuple(probes)))
+
     def answer(self, probe: Probe, results_of: dict[str, str]) -> tuple[str | None, str]:
         """(what came back for the probe, the id of the call that carried it)."""
         batch = self._batch_of().get(probe.call.id)
@@ -79,6 +100,12 @@ class ProbeCalls:
         if batch is None or output is None or probe.call.id in results_of or not ran(output):
             return results_of.get(probe.call.id), probe.call.id
         return batch.part(output, probe), batch.call.id
+
+    def first_answer(self, results_of: dict[str, str]) -> str | None:
+        """What came back for `first`: its own answer, else the output of the batch that carried it."""
+        if self.first is None or self.first.id in results_of:
+            return results_of.get(self.first.id) if self.first is not None else None
+        return results_of.get(self.first_carrier.call.id) if self.first_carrier is not None else None
 
     def control_problem(self, control: Probe, results_of: dict[str, str]) -> str | None:
         """None if the control returned the job's own canary: alone, or on its line in every batch that carried
@@ -100,13 +127,20 @@ class ProbeCalls:
 
 
 def batched(
-    agent: Agent, controls: list[Probe], probes: list[Probe], prefix: str = "", home: Path | None = None
+    agent: Agent,
+    controls: list[Probe],
+    probes: list[Probe],
+    prefix: str = "",
+    home: Path | None = None,
+    first: tuple[str, str] | None = None,
 ) -> ProbeCalls:
     """The shell probes of each channel in batches that fit the agent's longest command (a probe too long for
     one, with the controls it carries, is asked alone). `home` (the job's checkout): a literal channel's probes
     that name a path under it go in batches apart from the rest, which a path rule may refuse whole (opencode
-    refuses a command naming a path outside the project), so they are not asked alone again with them."""
-    calls = ProbeCalls(controls, probes)
+    refuses a command naming a path outside the project), so they are not asked alone again with them. `first`
+    (call id, command): a command of the job's own that must run, as the first line of the batch carrying the
+    controls (the first batch, when no channel hides its paths)."""
+    calls = ProbeCalls(controls, probes, first=agent.shell(*first) if first is not None else None)
     shell = [control for control in controls if control.channel.command is not None]
     mine = {c.channel.name: [p for p in probes if p.channel.name == c.channel.name] for c in shell}
     hidden = next(
@@ -117,8 +151,11 @@ def batched(
         parts = _apart(mine[control.channel.name], home if not control.channel.hidden_path else None)
         groups = [group for part in parts for group in _groups(agent, riding, part)]
         for number, group in enumerate(groups):
-            call = agent.shell(f"{prefix}batch-{control.channel.name}-{number}", _command(riding, group))
-            calls.batches.append(ShellBatch(call, riding, tuple(group)))
+            carries = first is not None and calls.first_carrier is None and (hidden is None or control is hidden)
+            if len(riding) + len(group) + carries < 2:
+                continue  # one line: the probe alone costs the same, and no second call if refused
+            leading = first[1] if first is not None and carries else None
+            calls.add_batch(agent, f"{prefix}batch-{control.channel.name}-{number}", riding, group, leading)
     return calls
 
 

@@ -156,15 +156,14 @@ class Tamper(Scenario):
         controls, probes = plan_probes(runner, job, [saved], REPROBE_CHANNELS, prefix="resumed-")
         witness = session.workdir / "witness"
         beacon, script_path = control(witness, job.checkout, "tamper-resumed")
-        control_call = runner.agent.shell("tamper-control-beacon", f"sh {shlex.quote(str(script_path))}")
-        calls = batched(runner.agent, controls, probes, prefix="resumed-", home=job.checkout)
+        first = ("tamper-control-beacon", f"sh {shlex.quote(str(script_path))}")  # first in a batch: no shell start
+        calls = batched(runner.agent, controls, probes, prefix="resumed-", home=job.checkout, first=first)
         script = Script()
-        script.add_calls([control_call], runner.agent.serial_tools)
         calls.add_to(script, runner.agent)
         _, record = session.run(job, script, resumed=True)
         problems = session.problems_of(job.name, resumed=True)
         roots = (job.checkout, job.data_dir, session.workdir)
-        seen = control_problem(beacon, record.results.get(control_call.id), roots, "at the resumed start")
+        seen = control_problem(beacon, calls.first_answer(record.results), roots, "at the resumed start")
         reprobe = judge_probes(runner, controls, probes, record, {saved.name: saved.presence()}, problems, calls)
         results = [self.result(runner, REPROBE_RESUMED, _worst([f for _, f, _ in reprobe]))]
         return [*results, self.result(runner, PLANTED, _planted(beacons, problems, seen, roots))]
