@@ -8,6 +8,7 @@ that quotes the command quotes `echo "@@…"`.
 from __future__ import annotations
 
 import base64
+import gzip
 import re
 import shlex
 from pathlib import Path
@@ -16,6 +17,7 @@ SHELL_LINE = "@@boundary-write"
 SHELL_START = "@@boundary-begin"
 SHELL_VIEW = "@@boundary-view"  # what the shell saw of the directory and file it wrote: where its write went
 MAX_COMMAND = 64 * 1024
+GZIP_WORTH = 256  # characters of command a gzip'd payload must save to be worth its process
 
 
 def write_line(index: int | str, path: Path, content: str, computed: bool, append: bool = False) -> str:
@@ -24,17 +26,26 @@ def write_line(index: int | str, path: Path, content: str, computed: bool, appen
     every channel's marker in turn: one channel's write must not wipe out another's)."""
     place = _computed if computed else (lambda p: shlex.quote(str(p)))
     quoted, directory = place(path), place(path.parent)
-    data = base64.b64encode(content.encode()).decode()
     # No groups, subshells, nested quotes or `$?`: Claude Code refuses what it cannot check before it runs.
     # `2>&1` before `>`: a refused redirect says why on stdout, between this target's two markers.
-    end = f'echo "{SHELL_LINE} {index} rc=0" || echo "{SHELL_LINE} {index} rc=1"'
-    # Then what the shell sees at the path: a write that "worked" while nothing changed outside went
-    # somewhere else, and this shows where (another file system, a device bound over the path).
+    # Once it wrote, what the shell sees at the path: a write that "worked" while nothing changed outside went
+    # somewhere else, and this shows where (another file system, a device bound over the path). Only then: a
+    # process less a target where the write is refused (if `stat` fails, a second end marker follows: the first
+    # one counts).
     view = f"stat -L -c '{SHELL_VIEW} {index} %d:%i %F' -- {quoted} 2>&1"
+    end = f'echo "{SHELL_LINE} {index} rc=0" && {view} || echo "{SHELL_LINE} {index} rc=1"'
     return (
         f'echo "{SHELL_START} {index}"; mkdir -p -- {directory} 2>&1; '
-        f"printf %s {data} | base64 -d 2>&1 {'>>' if append else '>'} {quoted} && {end}; {view}"
+        f"{_decoded(content)} 2>&1 {'>>' if append else '>'} {quoted} && {end}"
     )
+
+
+def _decoded(content: str) -> str:
+    """A pipeline printing `content`: in base64, or gzip'd first where that makes the line much shorter (fewer
+    commands for an agent that takes short ones: Claude Code's batches are a seventh of opencode's)."""
+    plain = f"printf %s {base64.b64encode(content.encode()).decode()} | base64 -d"
+    packed = f"printf %s {base64.b64encode(gzip.compress(content.encode(), mtime=0)).decode()} | base64 -d | gzip -dc"
+    return packed if len(packed) + GZIP_WORTH < len(plain) else plain
 
 
 def _computed(path: Path) -> str:

@@ -9,13 +9,14 @@ from types import SimpleNamespace
 
 import pytest
 
+from boundary import writes_shell
 from boundary.agents.opencode import OpenCode
 from boundary.beacon import Beacon
 from boundary.model.script import Script
 from boundary.verdict import Finding, Verdict
 from boundary.writes import CHANNELS, CONTROL, WriteAttack, WriteTarget, judge_group
 from boundary.writes_payload import MAX_REWRITE, loosened
-from boundary.writes_shell import MAX_COMMAND, SHELL_LINE, SHELL_START, SHELL_VIEW, shell_part
+from boundary.writes_shell import MAX_COMMAND, SHELL_LINE, SHELL_START, SHELL_VIEW, shell_part, view, write_line
 
 MARKER = "BOUNDARY-00000000000000000000"
 DENIALS: dict[str, tuple[str, ...]] = {"runner plugin": ("boundary guard:",), "OS sandbox": ("Permission denied",)}
@@ -204,6 +205,13 @@ def test_binary_target_gets_no_edit(tmp_path: Path) -> None:
     assert all(attack.applies(0, c) for c in CHANNELS if c != "edit")
 
 
+@pytest.fixture
+def no_gzip(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Payloads in plain base64, whatever gzip would save: the tests below count characters."""
+    monkeypatch.setattr(writes_shell, "GZIP_WORTH", 1 << 30)
+
+
+@pytest.mark.usefixtures("no_gzip")
 def test_shell_commands_are_batched_under_max_command(tmp_path: Path) -> None:
     """Many large targets are spread over several shell steps, each command short enough, each target once."""
     targets = []
@@ -235,6 +243,7 @@ def shell_commands(tmp_path: Path, last_size: int, last_name: str) -> list[str]:
     return [c.args["command"] for step in script.steps for c in step if c.id.startswith("wr-shell_write-")]
 
 
+@pytest.mark.usefixtures("no_gzip")
 def test_batched_command_never_exceeds_max_command(tmp_path: Path) -> None:
     """Even with four lines that fill a batch to within a byte or two, the joined command fits MAX_COMMAND."""
     [command] = shell_commands(tmp_path, 11700, "x")
@@ -409,6 +418,24 @@ def test_group_all_denied_names_the_majority_layer() -> None:
     result = judge_group(group, "runner_files")
     assert (result.verdict, result.layer) == (Verdict.DENIED, "OS sandbox")
     assert result.detail == "3 files (f-a, f-b, f-c): denied by OS sandbox, runner plugin"
+
+
+def test_a_large_payload_is_gzipped_and_a_refused_write_is_not_looked_at(tmp_path: Path) -> None:
+    """A payload gzip makes much shorter goes gzip'd (a shorter command) and lands whole; a write the shell could
+    not make prints why between its markers, rc=1, and no view of the path (no `stat` for nothing)."""
+    content = "".join(f'  "rule {i}": "deny",\n' for i in range(400))
+    target = tmp_path / "settings.json"
+    line = write_line(0, target, content, computed=True)
+    assert "gzip -dc" in line and len(line) < len(content)
+    out = subprocess.run(["/bin/bash", "-c", line], capture_output=True, text=True, timeout=10).stdout
+    assert target.read_text() == content and shell_part(out, 0) == "rc=0" and view(out, 0) is not None
+    blocked = tmp_path / "a-file" / "settings.json"
+    (tmp_path / "a-file").write_text("not a directory")
+    out = subprocess.run(
+        ["/bin/bash", "-c", write_line(1, blocked, "x", computed=False)], capture_output=True, text=True
+    )
+    assert (shell_part(out.stdout, 1) or "").startswith("rc=1") and "Not a directory" in out.stdout
+    assert view(out.stdout, 1) is None and "gzip -dc" not in write_line(1, blocked, "x", computed=False)
 
 
 def test_a_shell_target_says_why_between_its_markers() -> None:
