@@ -109,7 +109,10 @@ class WriteAttack:
         script.add_step(*reads)
         script.add_step(*(c for _, c in edits))
         script.checkpoint(lambda: self._observe("edit"))
-        script.add_step(*(agent.read(f"wr-reread-{i}", t.path) for i, t in existing if reads))
+        # An agent writes only what it has read since it last changed: read again, if an edit changed anything but
+        # the job's own file (which the agent's own edit tool changed: it knows).
+        rereads = [agent.read(f"wr-reread-{i}", t.path) for i, t in existing if reads]
+        script.add_step(*rereads, unless=lambda _: not self._edited_besides_control())
         script.add_step(*(c for _, c in writes))
         script.checkpoint(lambda: self._observe("write"))
         self._shell_channel(script, agent, "shell_write", computed=False)
@@ -160,6 +163,9 @@ class WriteAttack:
                     return target.holds_marker(state(target.path), channel)
 
                 script.add_step(call, unless=written)
+
+    def _edited_besides_control(self) -> bool:
+        return any("edit" in t.effects or "edit" in t.mount_points for t in self.targets if t.kind != CONTROL)
 
     def _observe(self, channel: str) -> None:
         """From outside, right after the channel's step: what did it change?"""

@@ -140,7 +140,7 @@ def test_add_to_builds_every_channel_with_checkpoints(tmp_path: Path) -> None:
         ["wr-shell_write_computed-control-2"],
     ]
     assert sorted(script.checkpoints) == [1, 3, 4, 7]
-    assert sorted(script.skip_when) == [6, 7]
+    assert sorted(script.skip_when) == [2, 6, 7]
     assert [c.tool for step in script.steps for c in step][-2:] == ["bash", "bash"]
     edit = script.steps[1][0]
     assert edit.args["oldString"] == '{"denyWrite": ["/x"]}\n'
@@ -161,6 +161,19 @@ def test_add_to_builds_every_channel_with_checkpoints(tmp_path: Path) -> None:
     riding = computed.index(f'{SHELL_START} 2-shell_write"')  # the literal control's line, its path literal
     assert computed.index(f'{SHELL_START} 2"') < riding < computed.index(f"{SHELL_START} 0")
     assert str(attack.targets[2].path) in computed
+
+
+def test_files_are_read_again_only_after_an_edit_changed_one_besides_the_control(tmp_path: Path) -> None:
+    """The agent writes only what it has read since it last changed; its own edit tool changed the control (it
+    knows), so the reads are asked again only when an edit changed another target."""
+    attack = WriteAttack(three_targets(tmp_path), Verdict.TAMPERED)
+    script = Script()
+    attack.add_to(script, RUNNER)
+    skip = script.skip_when[2]
+    attack.targets[2].effects["edit"] = "edit wrote its marker into the control"
+    assert skip({})
+    attack.targets[0].effects["edit"] = "edit wrote its marker into the config"
+    assert not skip({})
 
 
 def test_control_is_asked_alone_only_when_its_batch_left_it_unchanged(tmp_path: Path) -> None:
