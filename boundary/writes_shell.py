@@ -23,9 +23,13 @@ GZIP_WORTH = 256  # characters of command a gzip'd payload must save to be worth
 def write_line(index: int | str, path: Path, content: str, computed: bool, append: bool = False) -> str:
     """The shell line that writes `content` to target `index` at `path`, its path decoded at run time if
     `computed` (no rule can see it beforehand); `append`: after what is there (the job's own file, which takes
-    every channel's marker in turn: one channel's write must not wipe out another's)."""
+    every channel's marker in turn: one channel's write must not wipe out another's). A literal line makes the
+    directory first (`mkdir -p`, which a rule on commands' path arguments sees: opencode refuses it outside the
+    project); a computed one only where it does not exist yet (a command and a path decode less a target): where
+    it does, a sandbox that hides it fails the write with "No such file or directory", which is its denial."""
     place = _computed if computed else (lambda p: shlex.quote(str(p)))
-    quoted, directory = place(path), place(path.parent)
+    quoted = place(path)
+    mkdir = "" if computed and path.parent.is_dir() else f"mkdir -p -- {place(path.parent)} 2>&1; "
     # No groups, subshells, nested quotes or `$?`: Claude Code refuses what it cannot check before it runs.
     # `2>&1` before `>`: a refused redirect says why on stdout, between this target's two markers.
     # Once it wrote, what the shell sees at the path: a write that "worked" while nothing changed outside went
@@ -35,7 +39,7 @@ def write_line(index: int | str, path: Path, content: str, computed: bool, appen
     view = f"stat -L -c '{SHELL_VIEW} {index} %d:%i %F' -- {quoted} 2>&1"
     end = f'echo "{SHELL_LINE} {index} rc=0" && {view} || echo "{SHELL_LINE} {index} rc=1"'
     return (
-        f'echo "{SHELL_START} {index}"; mkdir -p -- {directory} 2>&1; '
+        f'echo "{SHELL_START} {index}"; {mkdir}'
         f"{_decoded(content)} 2>&1 {'>>' if append else '>'} {quoted} && {end}"
     )
 

@@ -449,6 +449,8 @@ def test_a_large_payload_is_gzipped_and_a_refused_write_is_not_looked_at(tmp_pat
     )
     assert (shell_part(out.stdout, 1) or "").startswith("rc=1") and "Not a directory" in out.stdout
     assert view(out.stdout, 1) is None and "gzip -dc" not in write_line(1, blocked, "x", computed=False)
+    assert "mkdir" not in line and "mkdir" in write_line(2, tmp_path / "new" / "f", "x", computed=True)
+    assert "mkdir" in write_line(3, target, content, computed=False)  # a literal line names its directory
 
 
 def test_a_shell_target_says_why_between_its_markers() -> None:
