@@ -38,10 +38,8 @@ def write_line(index: int | str, path: Path, content: str, computed: bool, appen
     # one counts).
     view = f"stat -L -c '{SHELL_VIEW} {index} %d:%i %F' -- {quoted} 2>&1"
     end = f'echo "{SHELL_LINE} {index} rc=0" && {view} || echo "{SHELL_LINE} {index} rc=1"'
-    return (
-        f'echo "{SHELL_START} {index}"; {mkdir}'
-        f"{_decoded(content)} 2>&1 {'>>' if append else '>'} {quoted} && {end}"
-    )
+    redirect = ">>" if append else ">"
+    return f'echo "{SHELL_START} {index}"; {mkdir}{_decoded(content)} 2>&1 {redirect} {quoted} && {end}'
 
 
 def _decoded(content: str) -> str:
