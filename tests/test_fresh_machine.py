@@ -31,6 +31,7 @@ def test_readme_quick_start_block_is_what_the_test_runs() -> None:
     assert not any("curl" in line and "| bash" in line for line in prerequisites), "no vendor script piped into bash"
 
 
+@pytest.mark.whole_root
 def test_quick_start_passes_on_a_clean_debian_root(tmp_path: Path) -> None:
     problem = docker_problem() or ("" if shutil.which("debootstrap") else "no debootstrap: apt-get install debootstrap")
     if problem:
