@@ -9,9 +9,13 @@ import pytest
 
 from boundary.suite import pytest_args
 
+# A last-resort bound on a hung run (each job has its own timeout). The default run, every agent, took 4-5 min alone on
+# a 2-core CI machine on a slow day and over 10 min beside the other worker's live tests: it was cut short at 600 s.
+SUITE_TIMEOUT_S = 1800
+
 
 def run_suite(
-    pytester: pytest.Pytester, *options: str, timeout: float = 600
+    pytester: pytest.Pytester, *options: str, timeout: float = SUITE_TIMEOUT_S
 ) -> tuple[pytest.RunResult, dict[str, Any]]:
     """The live suite with `options`, and the report it wrote (a run that wrote none fails here, with its output)."""
     report = pytester.path / "report.json"
