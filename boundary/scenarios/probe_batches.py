@@ -103,9 +103,11 @@ class ProbeCalls:
 
     def first_answer(self, results_of: dict[str, str]) -> str | None:
         """What came back for `first`: its own answer, else the output of the batch that carried it."""
-        if self.first is None or self.first.id in results_of:
-            return results_of.get(self.first.id) if self.first is not None else None
-        return results_of.get(self.first_carrier.call.id) if self.first_carrier is not None else None
+        if self.first is None:
+            return None
+        if self.first.id in results_of or self.first_carrier is None:
+            return results_of.get(self.first.id)
+        return results_of.get(self.first_carrier.call.id)
 
     def control_problem(self, control: Probe, results_of: dict[str, str]) -> str | None:
         """None if the control returned the job's own canary: alone, or on its line in every batch that carried
