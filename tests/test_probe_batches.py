@@ -251,3 +251,19 @@ def test_literal_paths_under_the_checkout_go_apart_from_the_rest(tmp_path: Path)
     assert by_channel["shell_ls"] == [[t.path.parent for t in inside], [t.path.parent for t in outside]]
     assert by_channel["shell_cat_computed"] == [[outside[0].path, inside[0].path, outside[1].path, inside[1].path]]
     assert len(batched(agent, controls, probes).batches) == len(SHELL)  # no checkout named: one a channel
+
+
+def test_the_tools_controls_and_probes_share_one_step_after_the_batches(tmp_path: Path) -> None:
+    """A control no batch carries goes with the probes no batch holds: the file tools' in one step (a model turn
+    less, the controls first); what a batch refused whole would have asked comes after, each alone."""
+    agent = ClaudeCode()
+    own, theirs = _target(tmp_path / "own", "own_file"), _target(tmp_path / "a", "one")
+    channels = [ch for ch in CHANNELS if ch.name in ("read", "grep", "shell_cat")]
+    controls = [make_probe(agent, ch, own, own.path, "control") for ch in channels]
+    probes = [make_probe(agent, ch, theirs, theirs.path, "probe") for ch in channels]
+    calls = batched(agent, controls, probes)
+    script = Script()
+    calls.add_to(script, agent)
+    tools = [p.call.id for p in [*controls, *probes] if p.channel.kind != "shell"]
+    shell = [p.call.id for p in [*controls, *probes] if p.channel.kind == "shell"]
+    assert [[c.id for c in step] for step in script.steps] == [["batch-shell_cat-0"], tools, *([i] for i in shell)]

@@ -61,8 +61,9 @@ class ProbeCalls:
     first_carrier: ShellBatch | None = None  # the batch whose first line it is; None: it is asked alone, first
 
     def add_to(self, script: Script, agent: Agent) -> None:
-        """The batches first (`first` alone before them if none carries it); then every other control before any
-        other probe, and what a batch refused whole would have asked, each alone."""
+        """The batches first (`first` alone before them if none carries it); then the controls no batch carries and
+        the probes no batch holds, controls first: in one step those that may run at once (a model turn less), each
+        serial one alone; then what a batch refused whole would have asked, each alone."""
         if self.first is not None and self.first_carrier is None:
             script.add_calls([self.first], agent.serial_tools)
         for batch in self.batches:
@@ -70,12 +71,12 @@ class ProbeCalls:
         if self.first is not None and self.first_carrier is not None:
             script.add_step(self.first, unless=_any_ran(agent, self.first_carrier.call.id))
         carried = {c.call.id: [b.call.id for b in self._carriers(c)] for c in self.controls}
-        script.add_calls([c.call for c in self.controls if not carried[c.call.id]], agent.serial_tools)
+        batch_of = self._batch_of()
+        alone = [c.call for c in self.controls if not carried[c.call.id]]
+        script.add_calls([*alone, *(p.call for p in self.probes if p.call.id not in batch_of)], agent.serial_tools)
         for control in self.controls:
             if carried[control.call.id]:
                 script.add_step(control.call, unless=_any_ran(agent, *carried[control.call.id]))
-        batch_of = self._batch_of()
-        script.add_calls([p.call for p in self.probes if p.call.id not in batch_of], agent.serial_tools)
         for batch in self.batches:
             for probe in batch.probes:
                 script.add_step(probe.call, unless=_any_ran(agent, batch.call.id))
