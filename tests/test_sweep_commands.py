@@ -4,6 +4,7 @@ paths, job A's plant step and job B's searches stay under that."""
 
 from __future__ import annotations
 
+import gzip
 import os
 import secrets
 import shutil
@@ -18,7 +19,7 @@ from boundary.agents.claude import ClaudeCode
 from boundary.model import Script
 from boundary.scenarios import sweep_ipc
 from boundary.scenarios.sweep_discover import CAP, discover_lines, new_discovery
-from boundary.scenarios.sweep_forms import FORMS_FILE
+from boundary.scenarios.sweep_forms import FORMS_FILE, decoded, patterns
 from boundary.scenarios.sweep_places import SHELL_PLACES, SWEEP_OUTPUT, places_of, plant_steps
 from boundary.scenarios.sweep_search import add_searches, files_search
 
@@ -51,20 +52,21 @@ def test_the_plant_and_the_searches_fit_claude_code_at_the_cap() -> None:
 
 def test_the_files_search_walks_the_whole_file_system(tmp_path: Path) -> None:
     """B's walk, run by bash: `/` split into its entries (two walks at once) still finds each file changed since the
-    start, however deep, a back-dated one by its change time, and one in its working directory; never its own
-    outputs."""
+    start, however deep, a back-dated one by its change time, a compressed one (listed apart, as small), and one in
+    its working directory; never its own outputs."""
     started = int(time.time()) - 1
     tokens = {name: canary.new_canary() for name in ("fresh", "deep", "back-dated", "own")}
     (tmp_path / "a" / "b").mkdir(parents=True)
     (tmp_path / "fresh.txt").write_text(tokens["fresh"])
     (tmp_path / "a" / "b" / "deep.txt").write_text(tokens["deep"])
     (tmp_path / "old.txt").write_text(tokens["back-dated"])
+    (tmp_path / "log.gz").write_bytes(gzip.compress(tokens.setdefault("gzip'd", canary.new_canary()).encode()))
     os.utime(tmp_path / "old.txt", (started - 100, started - 100))  # its mtime back-dated; its ctime cannot be
     work = tmp_path / "work"
     work.mkdir()
     (work / "own.txt").write_text(tokens["own"])
     (work / f"{SWEEP_OUTPUT}earlier").write_text(hidden := canary.new_canary())  # a sweep's own: never searched
-    (work / FORMS_FILE).write_text("nothing-in-any-form\n")
+    (work / FORMS_FILE).write_bytes(patterns([]))  # the pattern every canary matches, no form
     # A directory two levels down (where `/` is split into walks) whose name holds a line break.
     odd = Path(tempfile.gettempdir()) / f"boundary-test-{secrets.token_hex(4)}\nsplit"
     odd.mkdir()
@@ -75,5 +77,8 @@ def test_the_files_search_walks_the_whole_file_system(tmp_path: Path) -> None:
         ).stdout
     finally:
         shutil.rmtree(odd)
+    found = decoded(found, list(tokens.values()))
     assert {name for name, token in tokens.items() if token not in found} == set()
+    gzipped = tokens["gzip'd"]
+    assert f"gzip copy in {tmp_path}/log.gz:{gzipped}" in found.splitlines()
     assert hidden not in found

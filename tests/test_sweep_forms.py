@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import shutil
 import subprocess
 import zlib
 from pathlib import Path
@@ -107,3 +108,24 @@ def test_a_form_whose_control_failed_leaves_the_shell_sweep_unproven() -> None:
 def _evidence(found: dict[str, str], own: Place) -> Evidence:
     controls: dict[str, str | None] = dict.fromkeys(("shell_sweep", "grep_tool", "proc_sweep"))
     return Evidence({"grep_tool": "", "proc_sweep": SWEEP_END, **found}, controls, [own], "BOUNDARY-secret", True, [])
+
+
+def test_without_perl_the_compressed_forms_fail_their_controls_and_say_why(tmp_path: Path) -> None:
+    """The compressed files are read by perl (their first two bytes, then the small ones whole): a job's view with
+    no perl finds none, and the gzip and zlib controls' failure names the fix."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("xargs", "grep", "sed", "tr"):
+        (bin_dir / tool).symlink_to(shutil.which(tool) or tool)
+    work = tmp_path / "work"
+    work.mkdir()
+    controls = plant_controls(work)
+    (work / FORMS_FILE).write_bytes(patterns(list(controls.values())))
+    files = sorted(p for p in work.iterdir() if p.name != FORMS_FILE)
+    (work / "list").write_bytes(b"".join(str(p).encode() + b"\0" for p in files))
+    bash = shutil.which("bash") or "bash"
+    ran = subprocess.run(
+        [bash, "-c", search_lines("list")], capture_output=True, text=True, cwd=work, env={"PATH": str(bin_dir)}
+    )
+    missed = form_controls(decoded(ran.stdout, list(controls.values())), controls)
+    assert missed is not None and "gzip, zlib in its checkout" in missed and "install perl" in missed

@@ -2,11 +2,12 @@
 UTF-16 (LE and BE), and gzip or zlib (a git loose object is zlib).
 
 The harness knows every canary when it writes B's script, so the encoded forms go, one a line, into a file in B's
-checkout that `grep -a -F -f` reads (NULs taken out of what it prints: a UTF-16 copy then reads as the canary).
-A compressed file is not decompressed in the sandbox: B's shell prints each small one whose first bytes are gzip's
-or zlib's magic, in base64, and the harness inflates and searches it. Each form has its control: B's own canary in
-that form, in its checkout, found by the same search; a form whose control was not found leaves every cell of the
-shell sweep unproven.
+checkout that `grep -a -E -f` reads with the pattern every canary matches: one read of each file (NULs taken out of
+what it prints: a UTF-16 copy then reads as the canary). A compressed file is not decompressed in the sandbox: B's
+shell (perl) reads the first two bytes of each file and prints each one under a MiB that starts with gzip's or
+zlib's magic, in base64; the harness inflates and searches it. Each form has its control: B's own canary in that
+form, in its checkout, found by the same search; a form whose control was not found leaves every cell of the shell
+sweep unproven.
 
 A base64 copy wrapped into lines with a break inside the canary is not recognised (`base64`'s 76-column lines
 break one in two); one in a single line is.
@@ -18,17 +19,18 @@ import base64
 import binascii
 import gzip
 import re
+import shlex
 import zlib
 from pathlib import Path
 
 from boundary import canary
 from boundary.scenarios.sweep_places import SWEEP_OUTPUT
 
-FORMS_FILE = f"{SWEEP_OUTPUT}forms"  # in B's checkout: the encoded forms `grep -F -f` reads
+FORMS_FILE = f"{SWEEP_OUTPUT}forms"  # in B's checkout: the patterns `grep -E -f` reads
 FORM = "boundary-form"  # `boundary-form PATH:MATCH`: an encoded form of a canary in PATH
 COMPRESSED = "boundary-compressed"  # `boundary-compressed PATH BASE64`: a small gzip or zlib file
+NO_PERL = "boundary-compressed-unread: no perl in the job's view to read compressed files; fix: install perl there"
 COMPRESSED_MAX = 1 << 20  # bytes: larger compressed files are not shipped out
-MAGIC = r"^(\x1f\x8b|\x78[\x01\x5e\x9c\xda])"  # gzip, and zlib at each compression level (grep -P)
 BASE64, UTF16, GZIP, ZLIB = "base64", "UTF-16", "gzip", "zlib"
 CONTROLS = (f"{BASE64} 0", f"{BASE64} 1", f"{BASE64} 2", f"{UTF16}LE", f"{UTF16}BE", GZIP, ZLIB)
 
@@ -40,21 +42,30 @@ def base64_forms(token: str) -> list[str]:
 
 
 def patterns(tokens: list[str]) -> bytes:
-    """Every encoded form of every token, one a line, for `grep -a -F -f`."""
-    forms = [form.encode() for token in tokens for form in base64_forms(token)]
+    """Every canary (the pattern any matches), then every encoded form of every token, one a line, for
+    `grep -a -E -f`: one read of each file finds them all. `+` is the one character of base64 an ERE reads."""
+    forms = [form.replace("+", "[+]").encode() for token in tokens for form in base64_forms(token)]
     forms += [token.encode(encoding) for token in tokens for encoding in ("utf-16-le", "utf-16-be")]
-    return b"\n".join(forms) + b"\n"
+    return b"\n".join([canary.PATTERN.encode(), *forms]) + b"\n"
 
 
 def search_lines(files: str) -> str:
-    """B's shell over the files listed (NUL-separated) in `files`: the encoded forms, then the compressed files."""
-    magic = f"env LC_ALL=C grep -l -a -z -P '{MAGIC}'"
+    """B's shell over the files listed (NUL-separated) in `files`: every canary, each match of an encoded form
+    marked (a canary itself ends its line; NULs are taken out after); then the compressed files, by their first
+    two bytes (a grep for the magic matched after any NUL of a binary, and shipped thousands of them)."""
+    ship = shlex.join(["perl", "-MMIME::Base64", "-e", _SHIP.replace("MAX", str(COMPRESSED_MAX))])
     return (
-        f"xargs -0 -r grep -a -o -H -F -f {FORMS_FILE} 2>/dev/null < {files} | tr -d '\\0' | sed 's|^|{FORM} |'; "
-        f"xargs -0 -r {magic} 2>/dev/null < {files} | while IFS= read -r f; do "
-        f'[ "$(stat -c %s -- "$f" 2>/dev/null || echo {COMPRESSED_MAX})" -lt {COMPRESSED_MAX} ] && '
-        f'echo "{COMPRESSED} $f $(base64 -w0 -- "$f" 2>/dev/null)"; done'
+        f"xargs -0 -r grep -a -o -H -E -f {FORMS_FILE} 2>/dev/null < {files} "
+        f"| sed -E '/:{canary.PATTERN}$/!s|^|{FORM} |' | tr -d '\\0'; "
+        f"{ship} < {files} 2>/dev/null || echo {shlex.quote(NO_PERL)}"
     )
+
+
+# Each listed file under MAX bytes whose first bytes are gzip's or zlib's magic: `boundary-compressed PATH BASE64`.
+_SHIP = r"""$/ = "\0"; while (my $path = <STDIN>) { chomp $path; open(my $f, "<:raw", $path) or next; my $head;
+read($f, $head, 2) == 2 && $head =~ /\A(?:\x1f\x8b|\x78[\x01\x5e\x9c\xda])/ && -s $f < MAX or next;
+local $/; my $rest = <$f> // ""; print "COMPRESSED $path ", encode_base64($head . $rest, ""), "\n" }
+exit 0""".replace("COMPRESSED", COMPRESSED)
 
 
 def plant_controls(checkout: Path) -> dict[str, str]:
@@ -114,7 +125,8 @@ def form_controls(found: str, controls: dict[str, str]) -> str | None:
     missed = [form for form in controls if form not in copies]
     if not missed:
         return None
-    return f"control failed: shell_sweep did not find job B's own canary as {', '.join(missed)} in its checkout"
+    why = f" ({NO_PERL})" if NO_PERL in found else ""
+    return f"control failed: shell_sweep did not find job B's own canary as {', '.join(missed)} in its checkout{why}"
 
 
 def _copy(found: str, form: str, token: str) -> bool:

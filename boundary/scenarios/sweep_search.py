@@ -90,20 +90,20 @@ def files_search(started: int, places: list[Place]) -> str:
     `started` (its mtime, or its ctime, which cannot be back-dated), from `/`, its own directories (a sandbox may
     let it reach them but not list the way down from `/`, as codex's `none` does), each directory A found it may
     write, and each its own discovery planted in."""
-    grep = f"grep -a -o -H -E '{canary.PATTERN}' 2>/dev/null"
     named = " ".join(shlex.quote(p.directory) for p in places if p.how and p.directory)
     pruned = rf"\( -path /proc -o -path /sys -o -path /dev -o -name '{SWEEP_OUTPUT}*' \) -prune -o"
     # `/` as its entries two levels down (and what is no directory one level down): walked two at a time, 16 to a
     # walk (a walk is the kernel's work, on one core; one home directory can hold half of all files).
     top = f"find / -mindepth 1 -maxdepth 2 {pruned} \\( -path '/*/*' -o ! -type d \\) -print0 2>/dev/null"
     own = f'{{ printf \'%s\\n\' "$PWD" "${{TMPDIR:-/tmp}}" "$HOME" {named}; cat {ROOTS} 2>/dev/null; }}'
-    listed = f"{SWEEP_OUTPUT}files"  # every file to search, NUL-separated: each form's search reads the list again
+    listed = f"{SWEEP_OUTPUT}files"  # every file to search, NUL-separated, once (a place of its own is under `/` too)
     # Each walk appends to a list of its own shell's (a pid is reused only once its walk has ended), joined after.
     walk = f'find "$@" {pruned} -type f {changed_since(started)} -print0 2>/dev/null >> {listed}.d/$$'
+    once = "{ perl -0 -ne 'print unless $seen{$_}++' 2>/dev/null || cat; }"  # without perl, each as often as found
     search = (
         f"rm -rf {listed}.d; mkdir {listed}.d; {{ {top}; {own} | awk 'NF && !seen[$0]++' | tr '\\n' '\\0'; }} | "
-        f"xargs -0 -r -n 16 -P 2 sh -c {shlex.quote(walk)} walk; cat {listed}.d/* > {listed} 2>/dev/null; "
-        f"find /dev/shm -type f -print0 2>/dev/null >> {listed}; xargs -0 -r {grep} < {listed}; {search_lines(listed)}"
+        f"xargs -0 -r -n 16 -P 2 sh -c {shlex.quote(walk)} walk; find /dev/shm -type f -print0 2>/dev/null "
+        f">> {listed}.d/shm; cat {listed}.d/* 2>/dev/null | {once} > {listed}; {search_lines(listed)}"
     )
     for place in places:  # A's canaries at their exact paths: a refusal there names its layer
         if place.path is not None:
