@@ -35,7 +35,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ip": ("iproute2", "job loopback"),
     "strace": ("strace", "the network trace"),
     "git": ("git", "repositories"),
-    "perl": ("perl", "the sweep's kernel-object probes inside the jobs (IPC::SysV, Socket)"),
+    "perl": ("perl", "the sweep inside the jobs: kernel objects (IPC::SysV, Socket), compressed files"),
     "nsenter": ("util-linux", "running jobs inside the namespace host"),
     "dbus-daemon": ("dbus", "the namespace host's system bus"),
     "dnsmasq": ("dnsmasq-base", "the namespace host's upstream DNS"),
