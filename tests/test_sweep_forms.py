@@ -129,3 +129,15 @@ def test_without_perl_the_compressed_forms_fail_their_controls_and_say_why(tmp_p
     )
     missed = form_controls(decoded(ran.stdout, list(controls.values())), controls)
     assert missed is not None and "gzip, zlib in its checkout" in missed and "install perl" in missed
+
+
+def test_only_a_file_that_starts_with_the_magic_is_shipped(tmp_path: Path) -> None:
+    """A binary with zlib's magic after a NUL (as any .so or .pyc may have) cannot be inflated from its start: it
+    is not shipped back (a grep for the magic after every NUL shipped thousands of them whole)."""
+    (tmp_path / "binary").write_bytes(b"\x7fELF\x02\x01" + b"\0x\x9c" + bytes(range(256)) * 4)
+    (tmp_path / "stream.zz").write_bytes(zlib.compress(TOKEN.encode()))
+    (tmp_path / FORMS_FILE).write_bytes(patterns([TOKEN]))
+    (tmp_path / "list").write_bytes(b"".join(str(tmp_path / name).encode() + b"\0" for name in ("binary", "stream.zz")))
+    ran = subprocess.run(["bash", "-c", search_lines("list")], capture_output=True, text=True, cwd=tmp_path)
+    shipped = [line.split(" ")[1] for line in ran.stdout.splitlines() if line.startswith("boundary-compressed ")]
+    assert shipped == [str(tmp_path / "stream.zz")]
