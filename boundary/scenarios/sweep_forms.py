@@ -53,7 +53,7 @@ def search_lines(files: str) -> str:
     """B's shell over the files listed (NUL-separated) in `files`: every canary, each match of an encoded form
     marked (a canary itself ends its line; NULs are taken out after); then the compressed files, by their first
     two bytes (a grep for the magic matched after any NUL of a binary, and shipped thousands of them)."""
-    ship = shlex.join(["perl", "-MMIME::Base64", "-e", _SHIP.replace("MAX", str(COMPRESSED_MAX))])
+    ship = shlex.join(["perl", "-MMIME::Base64", "-e", _SHIP])
     return (
         f"xargs -0 -r grep -a -o -H -E -f {FORMS_FILE} 2>/dev/null < {files} "
         f"| sed -E '/:{canary.PATTERN}$/!s|^|{FORM} |' | tr -d '\\0'; "
@@ -65,7 +65,7 @@ def search_lines(files: str) -> str:
 _SHIP = r"""$/ = "\0"; while (my $path = <STDIN>) { chomp $path; open(my $f, "<:raw", $path) or next; my $head;
 read($f, $head, 2) == 2 && $head =~ /\A(?:\x1f\x8b|\x78[\x01\x5e\x9c\xda])/ && -s $f < MAX or next;
 local $/; my $rest = <$f> // ""; print "COMPRESSED $path ", encode_base64($head . $rest, ""), "\n" }
-exit 0""".replace("COMPRESSED", COMPRESSED)
+exit 0""".replace("COMPRESSED", COMPRESSED).replace("MAX", str(COMPRESSED_MAX))
 
 
 def plant_controls(checkout: Path) -> dict[str, str]:
