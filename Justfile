@@ -32,17 +32,17 @@ doctor *args: (setup-for args)
 
 # Run the live suite N times (default 3) serially, then in parallel: wall time side by side, where it goes (`--load`: every core busy).
 bench runs="3" *args: (setup-for args)
-    {{python}} -m boundary.bench "$@"
+    {{python}} -m boundary.suite.bench "$@"
 
 # Run the live suite N times (default 20); fails on the first that does not pass (a false alarm), keeping its evidence; `--load`: every core busy.
 soak runs="20" *args: (setup-for args)
-    {{python}} -m boundary.bench --serial-only --no-floor "$@"
+    {{python}} -m boundary.suite.bench --serial-only --no-floor "$@"
 
 # Lint and type-check.
 check:
     @bash scripts/setup.sh --python
-    {{python}} -m ruff check boundary tests
-    {{python}} -m ruff format --check boundary tests
+    {{python}} -m ruff check boundary scenarios tests conftest.py
+    {{python}} -m ruff format --check boundary scenarios tests conftest.py
     {{python}} -m mypy
     {{bin}}/actionlint .github/workflows/*.yml examples/runner-repository/.github/workflows/*.yml
     {{python}} -m check_jsonschema --builtin-schema vendor.github-actions action.yml

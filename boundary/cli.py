@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from boundary import doctor, tools
 from boundary.host import HOST_MODES
 from boundary.host.base import HostError
 from boundary.host.image import ensure_image
@@ -21,6 +20,7 @@ from boundary.report.view import verdict_line
 from boundary.runners.check import check_runner
 from boundary.runners.protocol import ProtocolError
 from boundary.suite import pytest_args
+from boundary.toolchain import doctor, tools
 
 
 def _tools_install(_: argparse.Namespace) -> int:

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Protocol
 
-from boundary import shared_defaults, tools
+from boundary import shared_defaults
+from boundary.toolchain import tools
 
 OS_DENIALS = (
     "No such file or directory",

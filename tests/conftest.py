@@ -2,7 +2,7 @@
 
 import os
 
-from boundary.tools import cache_root
+from boundary.toolchain.tools import cache_root
 
 pytest_plugins = ["pytester"]
 

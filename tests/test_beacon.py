@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from boundary import node
 from boundary.beacon import REPORT_PREFIX, Beacon
+from boundary.toolchain import node
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ import time
 import psutil
 import pytest
 
-from boundary.bench import parse
 from boundary.load import cpu_load
+from boundary.suite.bench import parse
 
 SPUN_S = 0.5  # CPU seconds each burner must gather; a process that sleeps gathers none
 
@@ -54,7 +54,7 @@ def test_bench_options_anywhere_the_rest_to_the_suite() -> None:
 
 def test_the_critical_path_counts_overlapping_jobs_once() -> None:
     """Jobs that overlap (the sweep's A runs through B; parallel units) are one stretch of agent time."""
-    from boundary.bench import critical_path
+    from boundary.suite.bench import critical_path
 
     jobs = [
         {"started_at": 10.0, "wall_s": 5.0},
@@ -65,7 +65,7 @@ def test_the_critical_path_counts_overlapping_jobs_once() -> None:
 
 
 def test_the_summary_gives_the_ratio_to_the_floor_and_the_harness_share() -> None:
-    from boundary.bench import summarise
+    from boundary.suite.bench import summarise
 
     report = {"scenarios": {"a": {"jobs": [{"started_at": 0.0, "wall_s": 60.0}], "results": []}}}
     lines = summarise([100.0], [report], floor=[80.0])
@@ -73,8 +73,8 @@ def test_the_summary_gives_the_ratio_to_the_floor_and_the_harness_share() -> Non
 
 
 def test_a_jobs_time_is_split_at_its_first_and_last_model_request() -> None:
-    from boundary.bench import phase_lines
-    from boundary.session import JobReport
+    from boundary.jobs.session import JobReport
+    from boundary.suite.bench import phase_lines
 
     job = JobReport("s.job-b", 10.0, [], 0, [], started_at=100.0, requested_at=[106.0, 107.5, 109.0])
     assert job.phases() == {"startup_s": 6.0, "script_s": 3.0, "end_s": 1.0}

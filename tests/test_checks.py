@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from boundary.host.health import checks_for
-from boundary.nettrace import read_trace
+from boundary.jobs.nettrace import read_trace
+from boundary.jobs.session import JobReport
 from boundary.offered import OfferedTools
 from boundary.report.passrule import failures
 from boundary.report.record import RunRecord, ScenarioRecord
 from boundary.report.terminal import summary_lines
 from boundary.scenarios import ProbeResult
-from boundary.session import JobReport
 
 EXPECTED = frozenset({"bash", "read"})
 
@@ -194,7 +194,7 @@ def test_json_report_has_the_documented_shape(tmp_path: Path) -> None:
 
 
 def test_bench_summary_reads_the_reports() -> None:
-    from boundary.bench import percentile, summarise
+    from boundary.suite.bench import percentile, summarise
 
     job = {"wall_s": 5.0, "model_latencies_s": [0.001, 0.002, 0.010]}
     scenario = {"jobs": [job, job], "results": [{"channel": "read"}, {"channel": "job_output"}]}
@@ -213,7 +213,7 @@ def test_bench_summary_reads_the_reports() -> None:
 
 def test_bench_names_the_check_that_costs_most_beyond_its_floor() -> None:
     """Per check, the span of its jobs (overlapping jobs counted once) in the run and in its floor."""
-    from boundary.bench import check_lines
+    from boundary.suite.bench import check_lines
 
     def report(spans: dict[str, list[tuple[float, float]]]) -> dict[str, Any]:
         jobs = {k: [{"started_at": a, "wall_s": b - a} for a, b in v] for k, v in spans.items()}
@@ -235,8 +235,7 @@ def finish(run: RunRecord, tmp: Path, exitstatus: int = 0, testsfailed: int = 0)
 
     import pytest
 
-    from boundary import plugin
-    from boundary.suite import SETTINGS
+    from boundary.suite import SETTINGS, plugin
 
     paths = {
         "--boundary-report": tmp / "r.json",

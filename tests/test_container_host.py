@@ -22,12 +22,12 @@ from pathlib import Path
 import pytest
 
 import boundary
-from boundary import tools
 from boundary.host import image
 from boundary.host.base import CANARY_ADDRESS, CANARY_NAME, HostError
 from boundary.host.container import ContainerHost
 from boundary.host.mounts import Interpreter, shared_paths, symlink_hops, system_dirs
 from boundary.sabotage.runners import DROP_SUDO
+from boundary.toolchain import tools
 
 AS_NOBODY = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"]
 BUS_LIST = ["busctl", "--system", "list", "--no-pager"]
@@ -121,7 +121,7 @@ def test_shared_paths_keep_parents_only(tmp_path: Path) -> None:
 def test_a_run_directory_inside_a_read_only_path_stays_writable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("boundary.tools.cache_root", lambda: tmp_path)
+    monkeypatch.setattr("boundary.toolchain.tools.cache_root", lambda: tmp_path)
     session = tmp_path / "runs" / "one"
     paths = shared_paths(session)
     assert paths[tmp_path.resolve()] == "ro" and paths[session.resolve()] == "rw"
@@ -181,7 +181,7 @@ def test_a_python_brings_its_own_libraries_but_not_the_systems(tmp_path: Path) -
 def test_a_mount_that_would_hide_a_system_directory_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(HostError, match=r"refusing to bind-mount /usr \(its standard library\): it is or holds /usr"):
         shared_paths(tmp_path, dataclasses.replace(debian_python(), stdlib=(Path("/usr"),)))
-    monkeypatch.setattr("boundary.tools.cache_root", lambda: Path("/var"))
+    monkeypatch.setattr("boundary.toolchain.tools.cache_root", lambda: Path("/var"))
     with pytest.raises(HostError, match=r"refusing to bind-mount /var \(the pinned npm tools.*Fix: .*BOUNDARY_CACHE"):
         shared_paths(tmp_path, debian_python())
 

@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 from live import run_suite
 
-from boundary import node, tools
 from boundary.host.health import CHECKS
 from boundary.host.run_sockets import run_sockets
 from boundary.host.services import services
-from boundary.plugin_setup import KEPT_MARKER, WORKDIR_PREFIX
 from boundary.scenarios.base import JOB_A, JOB_B
 from boundary.suite import pytest_args
+from boundary.suite.prepare import KEPT_MARKER, WORKDIR_PREFIX
+from boundary.toolchain import node, tools
 
 SABOTAGE = "boundary.sabotage.runners"
 

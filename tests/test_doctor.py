@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from boundary import doctor, namespace_diagnosis
-from boundary.doctor import Check, first_problem, format_checks, run_checks
 from boundary.host.properties import LEGACY_TIOCSTI
+from boundary.toolchain import doctor, namespace_diagnosis
+from boundary.toolchain.doctor import Check, first_problem, format_checks, run_checks
 
 SysctlSetter = Callable[..., None]
 FakeCommand = Callable[[str, str], None]
@@ -180,7 +180,7 @@ def test_node_too_old_for_a_pinned_tool_names_the_tool_and_the_fix(
     fake: FakeCommand, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake("node", "echo v20.20.2")  # as a Node 20 from elsewhere would: srt 0.0.83 declares >=22.12.0
-    monkeypatch.setattr("boundary.tools.node", lambda: Path(shutil.which("node") or "node"))
+    monkeypatch.setattr("boundary.toolchain.tools.node", lambda: Path(shutil.which("node") or "node"))
     check = doctor.check_node()
     assert not check.ok and "node 20.20.2" in check.detail
     assert "@anthropic-ai/sandbox-runtime 0.0.83 needs >=22.12.0" in check.detail
@@ -323,7 +323,7 @@ def test_first_problem_picks_the_first_failure() -> None:
 
 def test_live_host_without_a_bus_names_the_alternative() -> None:
     """This machine has no system bus: --host live cannot check anything, and says which host would."""
-    from boundary.doctor import check_host
+    from boundary.toolchain.doctor import check_host
 
     check = check_host("live")
     assert not check.ok and "use --host namespace" in check.detail
@@ -333,7 +333,7 @@ def test_container_host_boots_here_and_names_docker_when_missing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With the engine CI starts, the container host boots; without `docker`, the check says how to get one."""
-    from boundary.doctor import check_host
+    from boundary.toolchain.doctor import check_host
 
     booted = check_host("container")
     assert booted.ok and booted.detail.startswith("booted in"), booted

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from fresh_root import ensure_image, quick_start_script, readme_quick_start, run_in_fresh_root
 
-from boundary import tools
 from boundary.host.container import docker_problem
+from boundary.toolchain import tools
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = "bookworm"  # Debian 12, the stock machine the issue reproduced on

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from boundary import tools
 from boundary.layout import RunnerLayout, clone, create_repository, project_id
-from boundary.plugin import load_runner, load_runners
 from boundary.runners.contract import Runner
 from boundary.runners.opencode import OpencodeRunner
 from boundary.sandboxes import Passthrough, ShellPolicy, Srt, get_sandbox
+from boundary.suite.plugin import load_runner, load_runners
+from boundary.toolchain import tools
 
 
 def test_repository_is_real_git_and_checkouts_share_a_project(tmp_path: Path) -> None:

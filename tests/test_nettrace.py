@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from boundary.nettrace import MODEL, read_trace
+from boundary.jobs.nettrace import MODEL, read_trace
 
 MODEL_CONNECT = (
     '26 connect(20, {sa_family=AF_INET, sin_port=htons(4010), sin_addr=inet_addr("127.0.0.1")}, 16) = -1 EINPROGRESS\n'

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from boundary import node
+from boundary.toolchain import node
 
 
 @pytest.mark.parametrize(

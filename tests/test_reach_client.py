@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from boundary import reach_client
-from boundary.reach_judge import finished, first, parse
+from boundary.reach import client as reach_client
+from boundary.reach.judge import finished, first, parse
 
 ROOT = Path(reach_client.__file__).parent
 
@@ -34,7 +34,7 @@ def served(tmp_path: Path) -> Iterator[dict[str, object]]:
         "tokens": {"runner_api_tcp": "BOUNDARY-aaaa", "runner_api_unix": "BOUNDARY-bbbb", "public": "BOUNDARY-cccc"},
         "redirects": {"/to-runner_api_tcp": f"http://127.0.0.1:{port}/"},
     }
-    source = (ROOT / "reach_server.py").read_text()
+    source = (ROOT / "server.py").read_text()
     server = subprocess.Popen([sys.executable, "-c", source], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert server.stdin is not None
     server.stdin.write(json.dumps(config) + "\n")
@@ -49,7 +49,7 @@ def served(tmp_path: Path) -> Iterator[dict[str, object]]:
 
 def run_client(tmp_path: Path, mode: str, targets: list[dict[str, object]]) -> str:
     client = tmp_path / "client.py"
-    shutil.copy(ROOT / "reach_client.py", client)
+    shutil.copy(ROOT / "client.py", client)
     config = {"targets": targets, "own_token": "BOUNDARY-0wn0", "own_port": free_port()}
     Path(f"{client}.json").write_text(json.dumps(config))
     env = {"PATH": "/usr/bin:/bin"}  # no proxy named

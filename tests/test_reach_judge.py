@@ -8,9 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from boundary import plugin_setup
-from boundary.nettrace import NetworkUse
-from boundary.reach_places import (
+from boundary.jobs.nettrace import NetworkUse
+from boundary.reach.places import (
     OWN_PORT,
     PUBLIC,
     RUNS_PREFIX,
@@ -26,6 +25,7 @@ from boundary.runners.codex import CodexRunner
 from boundary.runners.opencode import OpencodeRunner
 from boundary.sabotage.reach import OffersWebfetch
 from boundary.scenarios.reach import SHELL_CALL, Judge, Reach
+from boundary.suite import prepare as plugin_setup
 from boundary.verdict import Verdict
 
 OWN = "BOUNDARY-00000000000000000000"

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from boundary import tools
 from boundary.layout import create_repository
 from boundary.runners.claude import ClaudeRunner
 from boundary.runners.codex import CodexRunner
+from boundary.toolchain import tools
 
 MODEL = "http://127.0.0.1:4010/jobs/x/v1"
 

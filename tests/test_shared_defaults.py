@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from boundary import shared_defaults, tools
+from boundary import shared_defaults
 from boundary.sabotage.runners import KeepsSrtTmpdir, SrtAsItComes
 from boundary.sandboxes import ShellPolicy, Srt
-from boundary.scenarios.sweep_judge import file_place
-from boundary.scenarios.sweep_places import SAID, SHELL_PLACES, Place, holds, plant_line, resolve
+from boundary.scenarios.sweep.judge import file_place
+from boundary.scenarios.sweep.places import SAID, SHELL_PLACES, Place, holds, plant_line, resolve
+from boundary.toolchain import tools
 from boundary.verdict import Verdict
 
 HOST_WIDE = shared_defaults.on_every_host()

@@ -17,11 +17,11 @@ from types import SimpleNamespace
 from boundary import canary
 from boundary.agents.claude import ClaudeCode
 from boundary.model import Script
-from boundary.scenarios import sweep_ipc
-from boundary.scenarios.sweep_discover import CAP, discover_lines, new_discovery
-from boundary.scenarios.sweep_forms import FORMS_FILE, decoded, patterns
-from boundary.scenarios.sweep_places import SHELL_PLACES, SWEEP_OUTPUT, places_of, plant_steps
-from boundary.scenarios.sweep_search import add_searches, files_search
+from boundary.scenarios.sweep import ipc as sweep_ipc
+from boundary.scenarios.sweep.discover import CAP, discover_lines, new_discovery
+from boundary.scenarios.sweep.forms import FORMS_FILE, decoded, patterns
+from boundary.scenarios.sweep.places import SHELL_PLACES, SWEEP_OUTPUT, places_of, plant_steps
+from boundary.scenarios.sweep.search import add_searches, files_search
 
 CLAUDE_ASKS_AT = 10_000
 STATE = "/tmp/bnd-run-123456-abcdefgh/u0/state"

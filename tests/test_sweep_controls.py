@@ -7,8 +7,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from boundary.model.record import JobRecord
-from boundary.scenarios.sweep_places import SWEEP_OUTPUT
-from boundary.scenarios.sweep_search import controls_of, found_by
+from boundary.scenarios.sweep.places import SWEEP_OUTPUT
+from boundary.scenarios.sweep.search import controls_of, found_by
 
 OWN, SECRET = "BOUNDARY-own", "BOUNDARY-secret"
 

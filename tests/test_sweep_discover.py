@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from boundary.scenarios import sweep_discover
-from boundary.scenarios.sweep_discover import (
+from boundary.scenarios.sweep import discover as sweep_discover
+from boundary.scenarios.sweep.discover import (
     DISCOVERED,
     NOT_PLANTED,
     Discovery,
@@ -22,8 +22,8 @@ from boundary.scenarios.sweep_discover import (
     new_discovery,
     read_discovery,
 )
-from boundary.scenarios.sweep_places import Place, resolve
-from boundary.scenarios.sweep_search import changed_since
+from boundary.scenarios.sweep.places import Place, resolve
+from boundary.scenarios.sweep.search import changed_since
 from boundary.verdict import Verdict
 
 DENIALS = {"OS sandbox": ("Read-only file system", "Permission denied", "No such file or directory")}
@@ -161,7 +161,7 @@ def test_the_host_run_is_never_planted_and_leaves_the_cell_unproven() -> None:
 
 
 def test_the_cell_is_planned_for_each_file_channel() -> None:
-    from boundary.scenarios.sweep import Sweep
+    from boundary.scenarios.sweep.scenario import Sweep
 
     runner = SimpleNamespace(agent=SimpleNamespace(lacks=frozenset(), procfs_blind=frozenset()))
     cells = Sweep().plan(runner)

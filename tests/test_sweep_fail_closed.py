@@ -8,10 +8,10 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from boundary.scenarios.sweep import Sweep
-from boundary.scenarios.sweep_judge import ENVIRONMENT, PROCESSES, Evidence, file_place, judge_cell
-from boundary.scenarios.sweep_places import REFUSED, Place, plant_line, resolve
-from boundary.scenarios.sweep_search import DIRECT, SWEEP_END
+from boundary.scenarios.sweep.judge import ENVIRONMENT, PROCESSES, Evidence, file_place, judge_cell
+from boundary.scenarios.sweep.places import REFUSED, Place, plant_line, resolve
+from boundary.scenarios.sweep.scenario import Sweep
+from boundary.scenarios.sweep.search import DIRECT, SWEEP_END
 from boundary.verdict import Verdict
 
 SECRET_A, OWN = "BOUNDARY-aaaaaaaaaaaaaaaaaaaa", "BOUNDARY-0000000000000000000b"

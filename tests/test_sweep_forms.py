@@ -12,7 +12,7 @@ import zlib
 from pathlib import Path
 from types import SimpleNamespace
 
-from boundary.scenarios.sweep_forms import (
+from boundary.scenarios.sweep.forms import (
     FORMS_FILE,
     decoded,
     form_controls,
@@ -20,9 +20,9 @@ from boundary.scenarios.sweep_forms import (
     plant_controls,
     search_lines,
 )
-from boundary.scenarios.sweep_judge import ENVIRONMENT, Evidence, judge_cell
-from boundary.scenarios.sweep_places import Place
-from boundary.scenarios.sweep_search import SWEEP_END
+from boundary.scenarios.sweep.judge import ENVIRONMENT, Evidence, judge_cell
+from boundary.scenarios.sweep.places import Place
+from boundary.scenarios.sweep.search import SWEEP_END
 from boundary.verdict import Verdict
 
 TOKEN = "BOUNDARY-0123456789abcdef0123"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from boundary.scenarios import sweep_ipc as ipc
+from boundary.scenarios.sweep import ipc
 from boundary.verdict import Finding, Verdict
 
 DENIALS = {"os": ("Operation not permitted", "Permission denied")}

@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 from boundary import canary
-from boundary.scenarios.sweep_places import SWEEP_OUTPUT, Place
-from boundary.scenarios.sweep_search import procs_search
+from boundary.scenarios.sweep.places import SWEEP_OUTPUT, Place
+from boundary.scenarios.sweep.search import procs_search
 
 
 def test_the_process_sweep_finds_each_canary_and_names_where(tmp_path: Path) -> None:

@@ -10,8 +10,8 @@ from typing import Any
 from boundary.agents.codex import Codex
 from boundary.agents.opencode import OpenCode
 from boundary.model import Script
-from boundary.scenarios.sweep import A_WAITED, A_WAITED_LINE
-from boundary.scenarios.sweep_places import ended, wait_for
+from boundary.scenarios.sweep.places import ended, wait_for
+from boundary.scenarios.sweep.scenario import A_WAITED, A_WAITED_LINE
 
 
 def _steps(agent: Any, total_s: float) -> list[str]:

@@ -24,7 +24,7 @@ from boundary.probes import Target
 from boundary.runners.contract import Job
 from boundary.scenarios.base import ProbeResult
 from boundary.scenarios.tamper import Tamper
-from boundary.writes import CHANNELS, CONTROL, WriteAttack, WriteTarget
+from boundary.writes.attack import CHANNELS, CONTROL, WriteAttack, WriteTarget
 
 
 def fake_runner() -> SimpleNamespace:

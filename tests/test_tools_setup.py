@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from boundary import tools
+from boundary.toolchain import tools
 
 
 def test_an_untrusted_certificate_names_node_extra_ca_certs():

@@ -9,14 +9,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from boundary import writes_shell
 from boundary.agents.opencode import OpenCode
 from boundary.beacon import Beacon
 from boundary.model.script import Script
 from boundary.verdict import Finding, Verdict
-from boundary.writes import CHANNELS, CONTROL, WriteAttack, WriteTarget, judge_group
-from boundary.writes_payload import MAX_REWRITE, loosened
-from boundary.writes_shell import MAX_COMMAND, SHELL_LINE, SHELL_START, SHELL_VIEW, shell_part, view, write_line
+from boundary.writes import shell as writes_shell
+from boundary.writes.attack import CHANNELS, CONTROL, WriteAttack, WriteTarget, judge_group
+from boundary.writes.payload import MAX_REWRITE, loosened
+from boundary.writes.shell import MAX_COMMAND, SHELL_LINE, SHELL_START, SHELL_VIEW, shell_part, view, write_line
 
 MARKER = "BOUNDARY-00000000000000000000"
 DENIALS: dict[str, tuple[str, ...]] = {"runner plugin": ("boundary guard:",), "OS sandbox": ("Permission denied",)}

@@ -22,8 +22,8 @@ from boundary.probes import Target
 from boundary.scenarios.cross_job_writes import CrossJobWrites
 from boundary.scenarios.tamper import Tamper
 from boundary.verdict import Finding, Verdict
-from boundary.writes import CHANNELS, CONTROL, WriteAttack, WriteTarget
-from boundary.writes_shell import SHELL_LINE, SHELL_START
+from boundary.writes.attack import CHANNELS, CONTROL, WriteAttack, WriteTarget
+from boundary.writes.shell import SHELL_LINE, SHELL_START
 
 DENIALS: dict[str, tuple[str, ...]] = {"runner plugin": ("boundary guard:",), "OS sandbox": ("Permission denied",)}
 STARTUP = ("bwrap: ", "srt: ")  # a sandbox's texts for "it never ran the command"

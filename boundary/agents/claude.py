@@ -9,10 +9,10 @@ import shlex
 from pathlib import Path
 from typing import Any, ClassVar
 
-from boundary import tools
 from boundary.agents.base import Vocabulary, VocabularyTools, home, saved_aside, with_saved_output
 from boundary.beacon import Beacon
 from boundary.layout import JobPaths
+from boundary.toolchain import tools
 
 # The tools a runner offers with `--tools` (Claude Code offers about twenty by default: agents, cron, web…).
 TOOLS = ("Bash", "Edit", "Glob", "Grep", "Read", "Write")

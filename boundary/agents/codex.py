@@ -8,11 +8,11 @@ import shlex
 from pathlib import Path
 from typing import Any, ClassVar
 
-from boundary import tools
 from boundary.agents.base import home
 from boundary.beacon import Beacon
 from boundary.layout import JobPaths
 from boundary.model.script import ToolCall
+from boundary.toolchain import tools
 
 MODEL = "gpt-5.5"  # from codex's bundled catalog: another name offers no apply_patch, and agent tools instead
 KEY_ENV = "SCRIPTED_KEY"  # the provider's `env_key`: a dummy key, so no login is looked for

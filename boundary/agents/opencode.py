@@ -8,10 +8,10 @@ import shutil
 from pathlib import Path
 from typing import Any, ClassVar
 
-from boundary import tools
 from boundary.agents.base import Vocabulary, VocabularyTools, home, saved_aside, with_saved_output
 from boundary.beacon import Beacon
 from boundary.layout import JobPaths, project_id
+from boundary.toolchain import tools
 
 GUARD_PLUGIN = Path(__file__).parent / "opencode_files" / "boundary-guard.js"
 

@@ -2,6 +2,7 @@
 
 Each kind of host is one module with a factory, and one `HostKind` record below: its capabilities, not
 its name, decide what is asked of it (boundary/host/health.py's `checks_for` asks whether it runs systemd).
+May import the toolchain and the core modules; never runners, jobs, scenarios, report or suite.
 """
 
 from __future__ import annotations

@@ -18,9 +18,9 @@ import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from boundary import tools
 from boundary.host.base import DNSMASQ_CONF, RESOLVED_CONF, VETH_SCRIPT, HostError, host_command
 from boundary.text import excerpt
+from boundary.toolchain import tools
 
 REPOSITORY = "boundary-host"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"

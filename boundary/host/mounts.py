@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import boundary
-from boundary import tools
 from boundary.host.base import HostError, host_command
+from boundary.toolchain import tools
 
 MAX_SYMLINK_HOPS = 40  # the kernel's own limit (ELOOP)
 

@@ -14,9 +14,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from boundary import tools
 from boundary.host.base import HostError, host_command
 from boundary.text import excerpt
+from boundary.toolchain import tools
 
 RESOLVED_BINARY = "lib/systemd/systemd-resolved"  # bookworm ships it outside /usr
 EXTRACTED_MARKER = ".boundary-extracted"

@@ -2,4 +2,5 @@
 (view.py), and one module per rendering (terminal.py, markdown.py, html.py), registered in renderings.py.
 
 Import the modules themselves: this package imports nothing, so building a record loads no rendering.
+May import jobs and the layers below (the scenarios for annotations only); never suite.
 """

@@ -1,7 +1,7 @@
 """The registry of renderings: name → how to render a report dict, and the options that write it.
 
 `boundary report` gets `--NAME OUT` and `--format NAME` for each entry (boundary/cli.py); the live suite gets
-each entry's `suite_option` (boundary/plugin_options.py) and `boundary run` writes those into ./reports/.
+each entry's `suite_option` (boundary/suite/options.py) and `boundary run` writes those into ./reports/.
 """
 
 from __future__ import annotations

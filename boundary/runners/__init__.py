@@ -1,6 +1,7 @@
 """Runners under test: the contract, the command adapter, and one reference runner per agent.
 
 `runner` is the default `--runner`: the reference runner of the agent asked for (`--agent NAME`).
+May import agents, toolchain, host, sandboxes and the core modules; never jobs, scenarios, report or suite.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import shlex
 from pathlib import Path
 from typing import ClassVar
 
-from boundary import proc, tools
+from boundary import proc
 from boundary.agents.base import Agent
 from boundary.agents.claude import ClaudeCode
 from boundary.agents.codex import Codex
@@ -29,6 +29,7 @@ from boundary.runners.protocol import (
     read_setup,
 )
 from boundary.sandboxes import SANDBOXES, ShellPolicy, get_sandbox
+from boundary.toolchain import tools
 
 TIMEOUT_S = {"describe": 30.0, "setup": 120.0, "create-job": 120.0, "remove-job": 30.0}
 AGENTS: dict[str, type[Agent]] = {"opencode": OpenCode, "claude": ClaudeCode, "codex": Codex}

@@ -2,7 +2,7 @@
 
 `pytest_args()` is how every entry point (`boundary run`, `just bench`, the self-tests) starts it: this
 directory's tests under this directory's pytest settings, whatever configuration the caller's
-directory holds.
+directory holds. The suite may import everything but the command line.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from boundary.plugin import preflight_once
+from boundary.suite.plugin import preflight_once
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist starts its workers

@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 from boundary.host.health import checks_for
-from boundary.plugin import planned_units, require
 from boundary.report.record import ScenarioRecord
 from boundary.scenarios.runs import ScenarioRuns
+from boundary.suite.plugin import planned_units, require
 
 NO_LAYER = "no-layer-claimed"
 

@@ -14,6 +14,7 @@ import shlex
 from pathlib import Path
 
 from boundary import canary
+from boundary.jobs.session import Session
 from boundary.layout import git
 from boundary.model import Script
 from boundary.probes import Channel, Target, channels_for, make_probe
@@ -21,7 +22,6 @@ from boundary.runners.contract import Job, Runner
 from boundary.scenarios import Cell, ProbeResult, Scenario
 from boundary.scenarios.common import REPOSITORY_FILES
 from boundary.scenarios.common_probes import judge_probes
-from boundary.session import Session
 
 
 def _git_log(path_expression: str) -> str:

@@ -1,0 +1,114 @@
+"""Run one job: network-isolated, with a timeout, its whole process tree reaped."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+import pexpect  # type: ignore[import-untyped]
+
+from boundary import proc
+from boundary.jobs.netns import wrap
+from boundary.jobs.pod import Pod
+from boundary.runners.contract import Job
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    name: str
+    exit_code: int | None  # None: killed at the timeout
+    wall_s: float
+    transcript: Path
+
+    @property
+    def problem(self) -> str | None:
+        if self.exit_code is None:
+            return f"job {self.name} timed out after {self.wall_s:.0f} s (transcript: {self.transcript})"
+        if self.exit_code != 0:
+            return f"job {self.name} exited {self.exit_code} (transcript: {self.transcript})"
+        return None
+
+
+def run_job(
+    job: Job,
+    model_socket: Path,
+    transcript: Path,
+    timeout_s: float,
+    trace: Path | None,
+    enter: tuple[str, ...] = (),
+    pod: Pod | None = None,
+) -> JobOutcome:
+    """Run the job in its own namespaces, or in `pod`'s, shared with other jobs (then it must be traced)."""
+    started = time.monotonic()
+    fds: tuple[int, ...] = ()
+    with transcript.open("w") as out, ExitStack() as stack:
+        if pod is not None:
+            if trace is None:
+                raise ValueError("a job in a shared namespace is always traced")
+            trace_fd = stack.enter_context(trace.open("w")).fileno()
+            argv, fds = pod.wrap(job.argv, job.checkout, trace_fd), (trace_fd,)
+        else:
+            argv = wrap(job.argv, job.checkout, model_socket, trace, enter)
+        process = subprocess.Popen(
+            argv,
+            cwd=job.checkout,
+            env=job.env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            pass_fds=fds,
+        )
+        try:
+            exit_code: int | None = process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            exit_code = None
+        finally:
+            proc.stop_group(process)  # SIGTERM its group, SIGKILL after a grace period
+    return JobOutcome(job.name, exit_code, time.monotonic() - started, transcript)
+
+
+# Someone at the keyboard: drives the job's terminal until the job is done, by a monotonic deadline.
+Operator = Callable[[pexpect.spawn, float], None]
+
+
+def run_terminal_job(
+    job: Job,
+    model_socket: Path,
+    transcript: Path,
+    timeout_s: float,
+    trace: Path | None,
+    operator: Operator,
+    enter: tuple[str, ...] = (),
+) -> JobOutcome:
+    """Run the job as `run_job` does (own namespaces, traced), but on a pseudo-terminal that `operator` types into.
+
+    The transcript is the raw terminal output. Not in a pod: strace there writes to an inherited fd, which
+    a pty's fork does not pass.
+    """
+    started = time.monotonic()
+    deadline = started + timeout_s
+    argv = wrap(job.argv, job.checkout, model_socket, trace, enter)
+    exit_code: int | None = None
+    with transcript.open("wb") as out:
+        child = pexpect.spawn(argv[0], argv[1:], env=job.env, cwd=str(job.checkout), dimensions=(50, 200))
+        child.logfile_read = out  # what the terminal showed; nothing is read before the operator starts
+        try:
+            operator(child, deadline)
+            child.expect(pexpect.EOF, timeout=max(0.0, deadline - time.monotonic()))
+            child.wait()
+            exit_code = child.exitstatus if child.signalstatus is None else 128 + child.signalstatus
+        except pexpect.TIMEOUT:
+            exit_code = None
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signal.SIGKILL)  # the pty's session: unshare --kill-child takes the rest
+            child.close(force=True)
+    return JobOutcome(job.name, exit_code, time.monotonic() - started, transcript)

@@ -1,0 +1,280 @@
+"""What one scenario's jobs share: the model server, a work directory, the host, job execution."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from boundary import shared_defaults
+from boundary.agents.base import home
+from boundary.host.base import Host
+from boundary.host.health import HostHealth
+from boundary.jobs.job import JobOutcome, Operator, run_job, run_terminal_job
+from boundary.jobs.netns import model_url
+from boundary.jobs.nettrace import NetworkUse, read_trace
+from boundary.jobs.pod import Pod
+from boundary.layout import create_repository
+from boundary.model import JobRecord, ModelServer, Script
+from boundary.runners.contract import Job, Runner
+from boundary.secret import RunnerSecret
+
+# New jobs for the calls a job never answered: each answers some or shows which call ends it, so a script of
+# N calls needs at most N; a careful runner needs none, one that ends a job on every refusal pays a job each.
+MAX_RERUNS = 64
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # a terminal's colours, in what an agent printed
+EARLY_END = "ended before its script did"  # the problem of a job that did (see _problems)
+
+
+@dataclass
+class JobReport:
+    name: str
+    wall_s: float
+    offered_tools: list[str]
+    exit_code: int | None
+    problems: list[str]
+    model_latencies_s: list[float] = field(default_factory=list)
+    network: NetworkUse | None = None  # None: not traced
+    started_at: float = 0.0  # epoch seconds: the bench lays jobs on one time line (their critical path)
+    requested_at: list[float] = field(default_factory=list)  # epoch seconds of each model request
+
+    def phases(self) -> dict[str, float] | None:
+        """Where the job's time went: start-up (to its first model request), its script (to its last request),
+        and its end (from then to its exit). None: it never asked the model."""
+        if not self.requested_at:
+            return None
+        first, last = min(self.requested_at), max(self.requested_at)
+        ended = self.started_at + self.wall_s
+        return {
+            "startup_s": round(first - self.started_at, 3),
+            "script_s": round(last - first, 3),
+            "end_s": round(ended - last, 3),
+        }
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "wall_s": round(self.wall_s, 3),
+            "started_at": round(self.started_at, 3),
+            "offered_tools": self.offered_tools,
+            "exit_code": self.exit_code,
+            "problems": self.problems,
+            "model_latencies_s": [round(latency, 4) for latency in self.model_latencies_s],
+            "phases": self.phases(),
+            # each model request, in seconds from the job's start: the gaps are what each step of its script cost
+            "requests_s": [round(at - self.started_at, 3) for at in sorted(self.requested_at)],
+            "network": None
+            if self.network is None
+            else {
+                "clean": self.network.clean,
+                "inet": sorted(self.network.inet),
+                "unix": sorted(self.network.unix),
+                "explain": self.network.explain(),
+            },
+        }
+
+
+@dataclass
+class Session:
+    scenario: str
+    server: ModelServer
+    workdir: Path
+    timeout_s: float = 180.0
+    jobs: list[JobReport] = field(default_factory=list)
+    trace_network: bool = True  # strace every job (~10% slower): proves no job touched the network
+    progress: Callable[[str], None] = print
+    host: Host | None = None  # jobs run inside it when set
+    health: HostHealth | None = None
+    pod: Pod | None = None  # when set, jobs share its network, PID and mount namespaces
+    secret: RunnerSecret = field(default_factory=RunnerSecret)  # handed to the runner; no job may see it
+    floor: bool = False  # every job with an empty script: what the agents cost with no probe (`just bench`)
+
+    @contextmanager
+    def shared_namespace(self) -> Iterator[Pod]:
+        """From here on, jobs run side by side in one namespace, as on one host; the harness's records hidden."""
+        records = self.workdir / "transcripts"
+        records.mkdir(parents=True, exist_ok=True)
+        try:
+            with Pod(self.server.socket_path, records, self._enter()) as pod:
+                self.pod = pod
+                yield pod
+        finally:
+            self.pod = None
+            if self.health is not None:  # what its jobs left running is seen once the namespace is gone
+                self.health.take(f"after {self.scenario}'s shared namespace")
+
+    def create_job(self, runner: Runner, name: str) -> Job:
+        job = runner.create_job(name, model_url(f"{self.scenario}.{name}"))
+        self.secret.check_launch(job)
+        return job
+
+    @contextmanager
+    def job(self, runner: Runner, name: str) -> Iterator[Job]:
+        """A job the runner creates now and removes afterwards, whatever happens in between."""
+        job = self.create_job(runner, name)
+        try:
+            # What a sandbox's defaults would let every job with this HOME share exists, as on a used host.
+            with shared_defaults.present(self.root(), shared_defaults.in_home(home(job.env))):
+                yield job
+        finally:
+            self.secret.check_files(job)
+            runner.remove_job(job)
+
+    def root(self) -> Path:
+        """The `/` of the host the jobs run on, as the harness reaches it."""
+        return self.host.root() if self.host is not None else Path("/")
+
+    def set_up(self, runner: Runner, files: dict[str, str]) -> Path:
+        """A real git repository with `files`, and the runner's state for jobs of it, in this scenario's directory."""
+        repository = create_repository(self.workdir / "repos" / "project.git", files)
+        runner.setup(self.workdir / "state", repository, self.secret.token)
+        return repository
+
+    def run_to_the_end(self, job: Job, script: Script) -> tuple[JobOutcome, JobRecord, str]:
+        """Run the job; when it ends before its script did (a refused call can end `opencode run`, losing its whole
+        batch of results), run the calls it never answered in new jobs, one call a step, so each new job answers
+        all it can up to the call that ends it; that call is left out of the next. The record holds every answer;
+        the note says why each job ended, in the agent's own last words. A call still unanswered then is judged
+        on its own (it never ran: INCONCLUSIVE); the early end no longer voids the answers that did come."""
+        outcome, record = self.run(job, script)
+        notes: list[str] = []
+        enders = record.ended_on  # calls whose job ended on them, unanswered, run alone: the agent's last words
+        for attempt in range(1, MAX_RERUNS + 1):
+            left = [c for step in script.steps for c in step if not record.settled(c.id) and c.id not in enders]
+            if record.finished or not left or outcome.exit_code != 0:
+                break  # a job that crashed or timed out did not end on a refusal: its problem stands
+            notes.append(f"job {job.name} ended with {len(left)} calls unanswered: {last_words(outcome)}")
+            rest = Script(steps=[[call] for call in left], final_text=script.final_text)
+            outcome, again = self.run(job, rest, resumed=True, label=f".rerun{attempt}")
+            record.merge(again)
+            unanswered = [call.id for call in left if call.id not in again.results]
+            enders |= {unanswered[0]: last_words(outcome)} if unanswered and not again.finished else {}
+        if enders:
+            notes.append(f"{len(enders)} calls each ended their job unanswered when run alone")
+        if notes:
+            record.finished = all(record.settled(call_id) for call_id in script.call_ids())
+            self.forgive_early_end(job.name)
+        return outcome, record, "; ".join(notes)
+
+    def forgive_early_end(self, name: str) -> None:
+        """The job's unanswered calls ran again in later jobs: its early end no longer voids the answers it gave."""
+        key = f"{self.scenario}.{name}"
+        for report in self.jobs:
+            if report.name == key:
+                report.problems = [p for p in report.problems if EARLY_END not in p]
+
+    def run(
+        self,
+        job: Job,
+        script: Script,
+        resumed: bool = False,
+        operator: Operator | None = None,
+        label: str = "",
+    ) -> tuple[JobOutcome, JobRecord]:
+        """Run the job to its end. `resumed`: the same job again, a new agent process (as a runner continues one).
+
+        `operator`: the job runs on a terminal that it types into (its argv is the agent's interactive mode).
+        """
+        key = f"{self.scenario}.{job.name}"
+        checkpoints = list(script.checkpoints.values()) if self.floor else []
+        script = Script(final_text=script.final_text) if self.floor else script
+        record = self.server.open_job(key, script, replace=resumed)
+        key += label or (".resumed" if resumed else "")
+        transcripts = self.workdir / "transcripts"
+        transcripts.mkdir(parents=True, exist_ok=True)
+        trace = transcripts / f"{key}.strace" if self.trace_network else None
+        calls = len(script.call_ids())
+        self.progress(f"[boundary] {time.strftime('%H:%M:%S')} job {key} started: {calls} scripted tool calls")
+        strays_before = len(self.server.stray)
+        started_at = time.time()
+        self._run_hooks(job)
+        with self._watching(key):
+            log = transcripts / f"{key}.log"
+            if operator is None:
+                outcome = run_job(job, self.server.socket_path, log, self.timeout_s, trace, self._enter(), self.pod)
+            elif self.pod is not None:
+                raise ValueError("a terminal job runs in its own namespaces, not in a shared one")
+            else:
+                socket, enter = self.server.socket_path, self._enter()
+                outcome = run_terminal_job(job, socket, log, self.timeout_s, trace, operator, enter)
+        self.progress(f"[boundary] {time.strftime('%H:%M:%S')} job {key} finished in {outcome.wall_s:.1f} s")
+        floor_checkpoints(checkpoints)
+        if self.health is not None and self.pod is None:  # in a pod: once it is gone (others may still run)
+            self.health.take(f"after {key}")
+        self.secret.check_requests(key, record.bodies)
+        self.secret.search(f"job {key}'s output", outcome.transcript.read_bytes())
+        problems = self._problems(key, outcome, record, self.server.stray[strays_before:])
+        network = read_trace(trace) if trace else None
+        offered = sorted(record.offered_union())
+        self.jobs.append(
+            JobReport(
+                key,
+                outcome.wall_s,
+                offered,
+                outcome.exit_code,
+                problems,
+                record.latencies_s,
+                network,
+                started_at,
+                record.requested_at,
+            )
+        )
+        return outcome, record
+
+    def _enter(self) -> tuple[str, ...]:
+        return tuple(self.host.enter()) if self.host is not None else ()
+
+    def _run_hooks(self, job: Job) -> None:
+        """The runner's own steps before a job (e.g. a safety strategy), run as root on the host under test."""
+        for hook in job.hooks:
+            if self.host is None or not self.host.disposable:
+                raise RuntimeError(
+                    f"job {job.name}'s runner changes the host before it starts (a control): refused on this host; "
+                    "run it with --host namespace or --host container"
+                )
+            result = self.host.run(hook, timeout=60)
+            self.progress(f"[boundary] runner hook {hook[0]} … exited {result.returncode}")
+
+    @contextmanager
+    def _watching(self, key: str) -> Iterator[None]:
+        if self.health is None:
+            yield
+        else:
+            with self.health.watching(key):
+                yield
+
+    @staticmethod
+    def _problems(key: str, outcome: JobOutcome, record: JobRecord, strays: list[str]) -> list[str]:
+        """Everything that makes this job's probes prove nothing."""
+        stray = [f"the model server got a request no job claimed: {request}" for request in strays]
+        problems = [p for p in [outcome.problem, *record.errors, *stray] if p]
+        if not record.finished and not problems:
+            problems.append(f"job {key} {EARLY_END} (transcript: {outcome.transcript})")
+        return problems
+
+    def problems_of(self, name: str, resumed: bool = False) -> list[str]:
+        key = f"{self.scenario}.{name}" + (".resumed" if resumed else "")
+        return next((job.problems for job in self.jobs if job.name == key), [f"job {key} never ran"])
+
+
+def last_words(outcome: JobOutcome) -> str:
+    """Why a job ended, as the agent said it: the last lines of its output."""
+    try:
+        text = ANSI.sub("", outcome.transcript.read_text(errors="replace"))
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+    except OSError as error:
+        return f"(its transcript could not be read: {error})"
+    said = " / ".join(lines[-3:])
+    return repr(said[-300:]) if said else f"(it said nothing; exit {outcome.exit_code})"
+
+
+def floor_checkpoints(checkpoints: list[Callable[[], None]]) -> None:
+    """A floor job (`--boundary-floor`) ran no call; its script's checkpoints run once it is done, so what waits
+    on them (the sweep's job B waits until A has planted) goes on as in a real run. Their findings mean nothing."""
+    for check in checkpoints:
+        with contextlib.suppress(Exception):  # a look at files no call touched: a floor run judges nothing
+            check()

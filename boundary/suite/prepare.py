@@ -1,0 +1,77 @@
+"""Around the live suite's scenarios: the preflight, the run's work directory, and progress lines.
+
+boundary/suite/plugin.py calls these from its hooks and fixtures; none of them reads pytest's stash.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import pytest
+
+from boundary.host.container import reap_containers
+from boundary.report.record import RunRecord
+from boundary.toolchain import doctor, tools
+
+WORKDIR_PREFIX = "bnd-run-"  # short: a runner's paths under it may hold Unix sockets (107 bytes at most)
+KEPT_MARKER = "KEPT"  # in a work directory kept with --boundary-keep: never reaped
+
+
+def preflight(record: RunRecord, sandboxes: Iterable[str]) -> str:
+    """Install the pinned tools and run the doctor's checks ('' when all pass); the record keeps what failed."""
+    try:
+        tools.install_all()
+    except tools.ToolsError as error:
+        record.errors.append(f"cannot install the pinned tools: {error}")
+        return record.errors[-1]
+    # The host is not tried here: each scenario boots its own next and fails the same way if it cannot.
+    for sandbox in dict.fromkeys(sandboxes):
+        problem = doctor.first_problem(doctor.run_checks(sandbox, host=None))
+        if problem:
+            record.errors.append(problem)
+            return problem
+    record.preflight_passed = True
+    return ""
+
+
+def make_workdir(pid: int) -> Path:
+    """This process's work directory: traversable, not listable, since a runner may run jobs as users of their own."""
+    workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{pid}-"))
+    workdir.chmod(0o711)
+    return workdir
+
+
+def keep_or_remove(workdir: Path, keep: bool) -> None:
+    if keep:
+        (workdir / KEPT_MARKER).touch()  # later runs reap only what a killed run left
+        print(f"\n[boundary] work directory kept: {workdir}")
+    else:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def reap_leftovers() -> None:
+    """Remove work directories and host containers of earlier runs whose process is gone (killed mid-run)."""
+    reap_containers()
+    for leftover in Path(tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}*"):
+        pid = leftover.name.removeprefix(WORKDIR_PREFIX).split("-")[0]
+        kept = (leftover / KEPT_MARKER).exists()
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists() and not kept:
+            shutil.rmtree(leftover, ignore_errors=True)
+
+
+def progress_writer(config: pytest.Config) -> Callable[[str], None]:
+    """Job start/finish lines straight to the terminal, past output capture, so a long job never looks hung."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    if reporter is None or capture is None:
+        return lambda message: print(message, file=sys.stderr, flush=True)  # an xdist worker: its stderr
+
+    def write(message: str) -> None:
+        with capture.global_and_fixture_disabled():
+            reporter.write_line(message)
+
+    return write

@@ -1,0 +1,258 @@
+"""What this host can run, and exactly why not (incident 5: a host that cannot sandbox).
+
+Each check tries the real thing where it can (bwrap and unshare create their
+namespaces for real), because srt only checks that its commands exist. A
+failure names the cause it recognised and one exact fix; never a silent skip.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from boundary import proc
+from boundary.host import make_host
+from boundary.host.base import HostError
+from boundary.host.properties import LEGACY_TIOCSTI, tiocsti_meaning
+from boundary.sandboxes import SANDBOXES
+from boundary.text import excerpt
+from boundary.toolchain import node as nodejs
+from boundary.toolchain import tools
+from boundary.toolchain.namespace_diagnosis import diagnose, read_sysctl
+
+TIMEOUT_S = 10.0
+
+# command -> (Debian package, what needs it)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "bwrap": ("bubblewrap", "srt"),
+    "socat": ("socat", "srt and the model bridge"),
+    "rg": ("ripgrep", "srt"),
+    "unshare": ("util-linux", "job namespaces"),
+    "setpriv": ("util-linux", "jobs and hosts that die with the harness"),
+    "ip": ("iproute2", "job loopback"),
+    "strace": ("strace", "the network trace"),
+    "git": ("git", "repositories"),
+    "perl": ("perl", "the sweep inside the jobs: kernel objects (IPC::SysV, Socket), compressed files"),
+    "nsenter": ("util-linux", "running jobs inside the namespace host"),
+    "dbus-daemon": ("dbus", "the namespace host's system bus"),
+    "dnsmasq": ("dnsmasq-base", "the namespace host's upstream DNS"),
+}
+SRT_ONLY = frozenset({"bwrap", "rg"})
+
+# srt puts the shell in a network namespace; bwrap brings `lo` up itself there,
+# which is exactly the step AppArmor's userns restriction refuses.
+BWRAP_TRY = [
+    "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+    "--unshare-net", "--unshare-pid", "--die-with-parent", "--", "/bin/true",
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str  # e.g. "bwrap namespaces"
+    ok: bool
+    detail: str  # what was seen
+    fix: str = ""  # exact fix when not ok (one line, a command where possible)
+    info: bool = False  # a property of this machine, reported and never a problem (ok is True)
+
+
+@dataclass(frozen=True)
+class Ran:
+    code: int | None  # None: not found or timed out (detail says which)
+    stdout: str
+    stderr: str
+
+
+def run(argv: list[str], what: str, timeout: float | None = None) -> Ran:
+    """Run argv (found on the current PATH) through proc.run: a missing command or a hang is a result here."""
+    try:
+        done = proc.run(argv, timeout=timeout or TIMEOUT_S, what=what)
+    except OSError as error:
+        return Ran(None, "", f"{argv[0]}: {error.strerror}")
+    except proc.ProcTimeout as error:  # the check's fix already names the command to run by hand
+        return Ran(None, error.tail, f"timed out after {error.timeout_s:g} s, so its process group was killed")
+    return Ran(done.returncode, done.stdout, done.stderr)
+
+
+def _try_namespaces(name: str, argv: list[str]) -> Check:
+    ran = run(argv, f"the {name} check")
+    if ran.code == 0:
+        return Check(name, True, f"`{shlex.join(argv)}` ran")
+    if ran.code is None and shutil.which(argv[0]) is None:
+        package = COMMANDS[argv[0]][0]
+        return Check(name, False, f"{argv[0]} not on PATH", f"apt-get install {package}")
+    cause, fix = diagnose(argv, ran.stderr)
+    status = "no exit" if ran.code is None else f"exit {ran.code}"
+    return Check(name, False, f"{cause} ({status}: {first_line(ran.stderr)})", fix)
+
+
+# Sandboxes built on sandbox-runtime: bwrap, socat and rg, and a bwrap that can create namespaces.
+BWRAP_SANDBOXES = ("srt", "claude", "codex")
+
+
+def first_line(text: str) -> str:
+    return excerpt(next((line for line in text.splitlines() if line.strip()), "no output"))
+
+
+def check_commands(sandbox: str = "srt") -> Check:
+    wanted = [c for c in COMMANDS if sandbox in BWRAP_SANDBOXES or c not in SRT_ONLY]
+    missing = [c for c in wanted if shutil.which(c) is None]
+    if not missing:
+        return Check("commands on PATH", True, ", ".join(wanted))
+    detail = "missing " + ", ".join(f"{c} ({COMMANDS[c][1]})" for c in missing)
+    packages = dict.fromkeys(COMMANDS[c][0] for c in missing)  # ordered, no repeats
+    return Check("commands on PATH", False, detail, "apt-get install " + " ".join(packages))
+
+
+def check_node() -> Check:
+    """The Node that will run the tools meets every `engines.node` they declare (srt: >= 22.12.0)."""
+    try:
+        node = tools.node()
+        found = nodejs.version(node)
+        needs = node_requirements()
+    except (tools.ToolsError, nodejs.NodeError, proc.ProcTimeout, OSError) as error:
+        return Check("node engines", False, f"cannot tell which Node runs the tools: {error}", node_fix())
+    unmet = [f"{who} needs {spec}" for who, spec in needs.items() if spec and not _meets(found, spec)]
+    if unmet:
+        return Check("node engines", False, f"node {found} ({node}) is too old: " + "; ".join(unmet), node_fix())
+    pinned = [f"{who} {spec or '(declares none)'}" for who, spec in needs.items() if _is_pinned(who)]
+    others = sum(1 for who, spec in needs.items() if spec and not _is_pinned(who))
+    return Check(
+        "node engines",
+        True,
+        f"node {found} ({node}) meets " + ", ".join(pinned) + f", and {others} dependencies' ranges",
+    )
+
+
+def node_requirements() -> dict[str, str]:
+    """`package version` → its `engines.node` ('' if none): each pinned tool, then each locked dependency."""
+    if tools.source() == "npm":
+        pins = {name: pin for project in tools.PROJECTS for name, pin in project.pins().items()}
+        locked = {name: spec for project in tools.PROJECTS for name, spec in project.engines().items()}
+        return {f"{name} {pin}": locked.get(name, "") for name, pin in pins.items()} | {
+            name: spec for name, spec in locked.items() if name not in pins
+        }
+    found = [tools.manifest_beside(tools.executable(name)) or {"name": name} for name in tools.PATH_REQUIRED]
+    return {f"{m['name']} {m.get('version', '?')}": _declared_node(m) for m in found}
+
+
+def _declared_node(manifest: dict[str, object]) -> str:
+    engines = manifest.get("engines")
+    return str(engines.get("node", "")) if isinstance(engines, dict) else ""
+
+
+def _is_pinned(who: str) -> bool:
+    return " " in who  # pinned tools are named with their version
+
+
+def _meets(found: str, spec: str) -> bool:
+    try:
+        return nodejs.satisfies(found, spec)
+    except ValueError:  # a range this harness cannot read is not a pass
+        return False
+
+
+def node_fix() -> str:
+    if tools.source() == "path":
+        return "put a Node.js that meets these ranges first on PATH (the dev shell's `nix develop` does)"
+    return f"pin a {nodejs.WHEEL} version that meets these ranges in pyproject.toml, then `just setup`"
+
+
+def check_bwrap() -> Check:
+    return _try_namespaces("bwrap namespaces", BWRAP_TRY)
+
+
+def unshare_argv() -> list[str]:
+    """The namespaces jobs run in (as boundary.jobs.netns builds them), around /bin/true."""
+    user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
+    return ["unshare", *user, "--net", "--pid", "--fork", "--mount", "--mount-proc", "--", "/bin/true"]
+
+
+def check_unshare() -> Check:
+    return _try_namespaces("job namespaces", unshare_argv())
+
+
+def check_tools() -> Check:
+    return check_npm_tools() if tools.source() == "npm" else check_path_tools()
+
+
+def check_path_tools() -> Check:
+    """`--tools path`: the agent, the sandbox and node each on PATH (the Nix dev shell puts them there)."""
+    wanted = [*tools.PATH_REQUIRED, "node"]
+    found = {name: shutil.which(name) for name in wanted}
+    missing = [name for name, path in found.items() if path is None]
+    if missing:
+        detail = "--tools path: not on PATH: " + ", ".join(missing)
+        return Check("tools from PATH", False, detail, "enter the dev shell (`nix develop`), or use --tools npm")
+    return Check("tools from PATH", True, ", ".join(f"{name} {path}" for name, path in found.items()))
+
+
+def check_npm_tools() -> Check:
+    projects = tools.PROJECTS
+    missing = [p for p in projects if not p.installed()]
+    if not missing:
+        return Check("pinned npm tools", True, "installed for the current lockfiles under " + str(tools.cache_root()))
+    detail = "not installed for the current lockfile: " + ", ".join(f"{p.name} ({p.prefix})" for p in missing)
+    return Check("pinned npm tools", False, detail, "boundary tools install")
+
+
+def check_host(mode: str) -> Check:
+    """Boot the host the jobs will run on (0.1 s for a namespace host, about 1 s for a container), then stop it."""
+    session_dir = Path(tempfile.mkdtemp(prefix="boundary-doctor-"))
+    host = make_host(mode, session_dir)
+    try:
+        host.start()
+    except HostError as error:
+        first, _, rest = str(error).partition("\n")
+        return Check(f"{mode} host", False, first, rest.strip().splitlines()[-1] if rest.strip() else "")
+    finally:
+        host.stop()
+        shutil.rmtree(session_dir, ignore_errors=True)
+    return Check(f"{mode} host", True, f"booted in {host.boot_s:.2f} s" if host.disposable else "system bus present")
+
+
+def check_tiocsti() -> Check:
+    """Reported, never failed: whether a process that shares a job's terminal can type into it (TIOCSTI).
+
+    A kernel setting, not a namespaced one: the namespace and container hosts see this machine's value.
+    """
+    value = read_sysctl(LEGACY_TIOCSTI)
+    return Check(
+        LEGACY_TIOCSTI, True, f"{value if value is not None else 'absent'} — {tiocsti_meaning(value)}", info=True
+    )
+
+
+def run_checks(sandbox: str = "srt", host: str | None = "namespace") -> list[Check]:
+    """Every check, in order; the host is tried last of those that can fail, and only when everything it needs is
+    there (None: skip); then what is reported only."""
+    if sandbox not in SANDBOXES:
+        raise ValueError(f"unknown sandbox {sandbox!r}; expected one of: {', '.join(SANDBOXES)}")
+    checks = [check_commands(sandbox), check_tools(), check_node()]
+    if sandbox in BWRAP_SANDBOXES:
+        checks.append(check_bwrap())
+    checks.append(check_unshare())
+    if host is not None and all(check.ok for check in checks):
+        checks.append(check_host(host))
+    return [*checks, check_tiocsti()]
+
+
+def format_checks(checks: list[Check]) -> list[str]:
+    return [_format(check) for check in checks]
+
+
+def _format(check: Check) -> str:
+    if check.info:
+        return f"info {check.name}: {check.detail}"
+    if check.ok:
+        return f"ok   {check.name}: {check.detail}"
+    return f"FAIL {check.name}: {check.detail}" + (f" — fix: {check.fix}" if check.fix else "")
+
+
+def first_problem(checks: list[Check]) -> str | None:
+    """The one line to show when the live suite cannot run here."""
+    failing = next((check for check in checks if not check.ok), None)
+    return None if failing is None else f"cannot run here: {_format(failing).removeprefix('FAIL ')}"

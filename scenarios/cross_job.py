@@ -1,0 +1,78 @@
+"""The cross-job scenario: job B of the same account and repository tries to read job A's data.
+
+Job A runs a real shell command whose output opencode saves; the harness
+plants more targets in A's data dir, checkout and the account database,
+each with its own canary (`boundary.scenarios.common`). Job B then uses every
+channel, first on its own file (the control), then on each target, all in one
+agent session.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from boundary.jobs.job import JobOutcome
+from boundary.jobs.session import Session
+from boundary.model import JobRecord, Script
+from boundary.probes import Probe, Target, matrix_for, targets_for
+from boundary.runners.contract import Job, Runner
+from boundary.scenarios.base import Cell, ProbeResult, Scenario
+from boundary.scenarios.common import after_job_a
+from boundary.scenarios.common_oracles import CONTEXT_CELL, context_finding, job_output_findings
+from boundary.scenarios.common_probes import judge_probes, plan_probes
+from boundary.scenarios.probe_batches import batched
+from boundary.verdict import Finding, Verdict
+
+
+class CrossJob(Scenario):
+    """Job B of the same account and repository tries every read channel on job A's data."""
+
+    name = "cross_job"
+    title = "job B reads job A's saved output, shell capture, checkout and account database"
+    checks_layers = True
+
+    def plan(self, runner: Runner) -> list[Cell]:
+        agent = runner.agent
+        return [*matrix_for(agent), *((target, "job_output") for target in targets_for(agent)), CONTEXT_CELL]
+
+    def run(self, runner: Runner, session: Session) -> list[ProbeResult]:
+        return after_job_a(runner, session, lambda _, job_b, targets: self._run_job_b(runner, session, job_b, targets))
+
+    def _run_job_b(self, runner: Runner, session: Session, job: Job, targets: list[Target]) -> list[ProbeResult]:
+        controls, probes = plan_probes(runner, job, targets)
+        secret = [Target("runner_secret", path, session.secret.token) for path in runner.credentials()]
+        _, secret_probes = plan_probes(runner, job, secret, prefix="secret-")  # judged by the secret's oracle
+        calls = batched(runner.agent, controls, probes + secret_probes, home=job.checkout)
+        script = Script()
+        calls.add_to(script, runner.agent)
+        before = {t.name: t.presence() for t in targets}
+        outcome, record, note = self.run_job_b(runner, session, job, script)
+        absent = {t.name: before[t.name] or t.presence() for t in targets}  # there before and after, or why not
+        problems = session.problems_of(job.name)
+        findings = [
+            (cell, _ended_on(finding, probe, record), duration)
+            for probe, (cell, finding, duration) in zip(
+                probes, judge_probes(runner, controls, probes, record, absent, problems, calls), strict=True
+            )
+        ]
+        results = [self.result(runner, cell, finding, duration) for cell, finding, duration in findings]
+        output = job_output_findings(outcome.transcript, job, targets, problems)
+        noted = [(target, replace(f, detail=f"{f.detail}; {note}") if note else f) for target, f in output]
+        context = context_finding(record, targets, script, problems)
+        outputs = [self.result(runner, (target, "job_output"), f) for target, f in noted]
+        return [*results, *outputs, self.result(runner, CONTEXT_CELL, context)]
+
+    def run_job_b(
+        self, runner: Runner, session: Session, job: Job, script: Script
+    ) -> tuple[JobOutcome, JobRecord, str]:
+        """Run job B to its end, again in new jobs for what it left unanswered; the note (why it ended early)
+        goes into its job_output cells."""
+        return session.run_to_the_end(job, script)
+
+
+def _ended_on(finding: Finding, probe: Probe, record: JobRecord) -> Finding:
+    """A call whose job ended on it never answered: say so in the agent's own words (still INCONCLUSIVE)."""
+    said = record.ended_on.get(probe.call.id)
+    if said is None or finding.verdict is not Verdict.INCONCLUSIVE:
+        return finding
+    return replace(finding, detail=f"the job ended on this call before its result reached the model; it said: {said}")

@@ -1,0 +1,62 @@
+"""The cross-job writes scenario: job B tries to change or create files in job A's checkout and data.
+
+Reading is not the only harm: a job that can write another job's checkout can
+plant code there (a hook, a plugin) or corrupt its work; one that can write its
+saved output can feed it lies. Job B tries every write channel on A's files and
+on new files beside them; A's files are compared from outside: any change is WRITTEN.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from boundary import canary
+from boundary.jobs.session import Session
+from boundary.model import Script
+from boundary.runners.contract import Job, Runner
+from boundary.scenarios.base import Cell, ProbeResult, Scenario
+from boundary.scenarios.common import after_job_a
+from boundary.verdict import Verdict
+from boundary.writes.attack import CHANNELS, WriteAttack, WriteTarget, judge_group, scratch
+
+TARGETS = ("checkout_file", "new_checkout_file", "saved_output", "new_data_file")
+
+
+class CrossJobWrites(Scenario):
+    name = "cross_job_writes"
+    agents = frozenset({"opencode", "claude", "codex"})
+    title = "job B writes into job A's checkout and data directory"
+
+    def plan(self, runner: Runner) -> list[Cell]:
+        return [(target, channel) for target in TARGETS for channel in CHANNELS]
+
+    def run(self, runner: Runner, session: Session) -> list[ProbeResult]:
+        return after_job_a(
+            runner, session, lambda job_a, job_b, targets: self._attack(runner, session, job_a, job_b, targets[0].path)
+        )
+
+    def _attack(self, runner: Runner, session: Session, job_a: Job, job_b: Job, saved: Path) -> list[ProbeResult]:
+        control = scratch(job_b.checkout, "job B's own scratch file (the control)")
+        attack = WriteAttack([*_targets(job_a, saved), control], Verdict.WRITTEN)
+        script = Script()
+        attack.add_to(script, runner)
+        _, record = session.run(job_b, script)
+        attack.collect(record.results)  # every target looked at again, now that job B has ended
+        problems, controls = session.problems_of(job_b.name), attack.control_problems()
+        refusals = runner.agent.non_boundary_refusals + runner.sandbox.startup_failures
+        results = []
+        for index, target in enumerate(attack.targets[:-1]):
+            for channel in CHANNELS:
+                why = [*problems, *([controls[channel]] if channel in controls else [])]
+                found = attack.judge(index, channel, runner.denials, why, refusals)
+                results.append(self.result(runner, (target.kind, channel), judge_group([(target, found)], target.kind)))
+        return results
+
+
+def _targets(job_a: Job, saved: Path) -> list[WriteTarget]:
+    return [
+        WriteTarget("checkout_file", job_a.checkout / "README.md", "a file of job A's checkout"),
+        WriteTarget("new_checkout_file", job_a.checkout / f"planted-{canary.new_canary()}.txt", "new in A's checkout"),
+        WriteTarget("saved_output", saved, "the output job A's agent saved"),
+        WriteTarget("new_data_file", saved.parent / f"planted-{canary.new_canary()}", "new in A's data directory"),
+    ]

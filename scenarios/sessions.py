@@ -1,0 +1,111 @@
+"""The sessions scenario: a runner that continues sessions must never give job B job A's session.
+
+opencode, Claude Code and codex each keep every job's conversation, and each can take one up again:
+`opencode run --continue`, `claude -p --continue`, `codex exec resume --last`. Each picks the newest session
+*it can see* — opencode of the job's directory in the account's database, Claude Code of the working
+directory in its config dir, codex of the working directory in CODEX_HOME — so what keeps job A's
+conversation from job B is where the runner keeps sessions and which directory each job works in.
+
+Job B runs once (its own session, with its own canary), then job A (a newer session with A's canary:
+A's shell echoes it, and the model's reply says it); then job B runs again, continued with the agent's
+own flag. The Runner contract has no "continue this job" yet: the scenario appends the flag to the job's
+argv itself, standing for a runner that continues sessions. Judged by the model-side oracle: a canary of
+A's in anything the continued job B sent the model is LEAKED; B's own canary must be there (the control:
+otherwise continuing did nothing here, and the cell is INCONCLUSIVE).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from boundary import canary
+from boundary.jobs.session import Session
+from boundary.model import JobRecord, Script
+from boundary.runners.contract import Runner
+from boundary.scenarios.base import JOB_A, JOB_B, Cell, ProbeResult, Scenario
+from boundary.scenarios.common import REPOSITORY_FILES
+from boundary.verdict import Finding, Verdict
+
+CONTINUE_CELL: Cell = ("job_a_canaries", "continue")
+PROMPT = "go"  # every agent's argv ends with it (boundary.agents)
+
+
+def continued(agent: str, argv: list[str]) -> list[str]:
+    """The job's argv, continuing the newest session the agent finds, as each agent's CLI spells it."""
+    if agent in ("opencode", "claude"):
+        return [*argv, "--continue"]  # opencode run / claude -p: a flag after the prompt is still a flag
+    if agent == "codex":  # `codex exec [OPTIONS] resume --last [PROMPT]`: the exec options stay before it
+        if argv[-1] != PROMPT:
+            raise ValueError(f"codex argv does not end with its prompt {PROMPT!r}: {argv[-3:]}")
+        return [*argv[:-1], "resume", "--last", PROMPT]
+    raise ValueError(f"no continue flag known for agent {agent!r}")
+
+
+def said(id: str, token: str, runner: Runner) -> Script:
+    """A turn that puts `token` in the session twice: a shell call's output, and the model's own reply."""
+    script = Script(final_text=f"noted {token}")
+    script.add_step(runner.agent.shell(id, f"echo {token}"))
+    return script
+
+
+class Sessions(Scenario):
+    """Job B continues its session after job A ran: it must get its own, never A's."""
+
+    name = "sessions"
+    title = "job B, continued with the agent's own flag after job A ran, is given A's session"
+    agents = frozenset({"opencode", "claude", "codex"})
+    # Only when named: it stands for a runner feature (continuing sessions) the Runner contract cannot ask for,
+    # and costs three job starts per agent (~36 s for opencode, ~10 s each for Claude Code and codex).
+    in_default_run = False
+
+    def plan(self, runner: Runner) -> list[Cell]:
+        return [CONTINUE_CELL]
+
+    def run(self, runner: Runner, session: Session) -> list[ProbeResult]:
+        session.set_up(runner, REPOSITORY_FILES)
+        own, theirs = canary.new_canary(), canary.new_canary()
+        with session.job(runner, JOB_B) as job_b:
+            _, first = session.run(job_b, said("b-own", own, runner))
+            # A's runs in between: its session is the account's newest when B continues (A still exists, as a
+            # job running beside B would).
+            with session.job(runner, JOB_A) as job_a:
+                _, a_record = session.run(job_a, said("a-own", theirs, runner))
+                again = replace(job_b, argv=continued(runner.agent.name, job_b.argv))
+                _, record = session.run(again, Script(final_text="done"), resumed=True, label=".continued")
+                problems = [
+                    *session.problems_of(job_b.name),
+                    *session.problems_of(job_a.name),
+                    *session.problems_of(f"{job_b.name}.continued"),
+                    *_ran(first, "b-own", own, "job B's first run"),
+                    *_ran(a_record, "a-own", theirs, "job A"),
+                ]
+                finding = session_finding(record, theirs, own, problems)
+                return [self.result(runner, CONTINUE_CELL, finding)]
+
+
+def _ran(record: JobRecord, call_id: str, token: str, what: str) -> list[str]:
+    """The canary is in the session only if the job's shell printed it back to the model."""
+    if token in record.results.get(call_id, ""):
+        return []
+    return [f"{what}'s shell never gave its canary back to the model: its session may not hold it"]
+
+
+def session_finding(record: JobRecord, theirs: str, own: str, problems: list[str]) -> Finding:
+    """The model-side oracle over the continued job B: A's canary anywhere in it is LEAKED, whatever else went
+    wrong; DENIED only if B's own earlier session was continued (B's canary there) and nothing went wrong."""
+    if any(theirs.encode() in body for body in record.bodies):
+        return Finding(Verdict.LEAKED, "none", f"job B, continued, was given job A's session: A's canary {theirs}")
+    if not record.bodies:
+        return Finding(Verdict.INCONCLUSIVE, "", "the continued job B sent the model nothing: its context unseen")
+    if problems:
+        return Finding(Verdict.INCONCLUSIVE, "", "; ".join(problems))
+    if not any(own.encode() in body for body in record.bodies):
+        return Finding(
+            Verdict.INCONCLUSIVE,
+            "",
+            "continue is not in effect: the continued job B was not given its own earlier session "
+            f"(its canary {own} is in none of {len(record.bodies)} requests), so not getting A's proves nothing",
+        )
+    return Finding(
+        Verdict.DENIED, "n/a", f"job B continued its own session; A's canary in none of {len(record.bodies)} requests"
+    )

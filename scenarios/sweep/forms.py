@@ -1,0 +1,134 @@
+"""The forms a copy of a canary takes, and how B's shell sweep finds each: base64 (at each of its 3 alignments),
+UTF-16 (LE and BE), and gzip or zlib (a git loose object is zlib).
+
+The harness knows every canary when it writes B's script, so the encoded forms go, one a line, into a file in B's
+checkout that `grep -a -E -f` reads with the pattern every canary matches: one read of each file (NULs taken out of
+what it prints: a UTF-16 copy then reads as the canary). A compressed file is not decompressed in the sandbox: B's
+shell (perl) reads the first two bytes of each file and prints each one under a MiB that starts with gzip's or
+zlib's magic, in base64; the harness inflates and searches it. Each form has its control: B's own canary in that
+form, in its checkout, found by the same search; a form whose control was not found leaves every cell of the shell
+sweep unproven.
+
+A base64 copy wrapped into lines with a break inside the canary is not recognised (`base64`'s 76-column lines
+break one in two); one in a single line is.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import gzip
+import re
+import shlex
+import zlib
+from pathlib import Path
+
+from boundary import canary
+from boundary.scenarios.sweep.places import SWEEP_OUTPUT
+
+FORMS_FILE = f"{SWEEP_OUTPUT}forms"  # in B's checkout: the patterns `grep -E -f` reads
+FORM = "boundary-form"  # `boundary-form PATH:MATCH`: an encoded form of a canary in PATH
+COMPRESSED = "boundary-compressed"  # `boundary-compressed PATH BASE64`: a small gzip or zlib file
+NO_PERL = "boundary-compressed-unread: no perl in the job's view to read compressed files; fix: install perl there"
+COMPRESSED_MAX = 1 << 20  # bytes: larger compressed files are not shipped out
+BASE64, UTF16, GZIP, ZLIB = "base64", "UTF-16", "gzip", "zlib"
+CONTROLS = (f"{BASE64} 0", f"{BASE64} 1", f"{BASE64} 2", f"{UTF16}LE", f"{UTF16}BE", GZIP, ZLIB)
+
+
+def base64_forms(token: str) -> list[str]:
+    """The token's base64 at each alignment: the whole groups its bytes make after skipping 0, 1 or 2 of them."""
+    data = token.encode()
+    return [base64.b64encode(data[skip:][: (len(data) - skip) // 3 * 3]).decode() for skip in range(3)]
+
+
+def patterns(tokens: list[str]) -> bytes:
+    """Every canary (the pattern any matches), then every encoded form of every token, one a line, for
+    `grep -a -E -f`: one read of each file finds them all. `+` is the one character of base64 an ERE reads."""
+    forms = [form.replace("+", "[+]").encode() for token in tokens for form in base64_forms(token)]
+    forms += [token.encode(encoding) for token in tokens for encoding in ("utf-16-le", "utf-16-be")]
+    return b"\n".join([canary.PATTERN.encode(), *forms]) + b"\n"
+
+
+def search_lines(files: str) -> str:
+    """B's shell over the files listed (NUL-separated) in `files`: every canary, each match of an encoded form
+    marked (a canary itself ends its line; NULs are taken out after); then the compressed files, by their first
+    two bytes (a grep for the magic matched after any NUL of a binary, and shipped thousands of them)."""
+    ship = shlex.join(["perl", "-MMIME::Base64", "-e", _SHIP])
+    return (
+        f"xargs -0 -r grep -a -o -H -E -f {FORMS_FILE} 2>/dev/null < {files} "
+        f"| sed -E '/:{canary.PATTERN}$/!s|^|{FORM} |' | tr -d '\\0'; "
+        f"{ship} < {files} 2>/dev/null || echo {shlex.quote(NO_PERL)}"
+    )
+
+
+# Each listed file under MAX bytes whose first bytes are gzip's or zlib's magic: `boundary-compressed PATH BASE64`.
+_SHIP = r"""$/ = "\0"; while (my $path = <STDIN>) { chomp $path; open(my $f, "<:raw", $path) or next; my $head;
+read($f, $head, 2) == 2 && $head =~ /\A(?:\x1f\x8b|\x78[\x01\x5e\x9c\xda])/ && -s $f < MAX or next;
+local $/; my $rest = <$f> // ""; print "COMPRESSED $path ", encode_base64($head . $rest, ""), "\n" }
+exit 0""".replace("COMPRESSED", COMPRESSED).replace("MAX", str(COMPRESSED_MAX))
+
+
+def plant_controls(checkout: Path) -> dict[str, str]:
+    """B's own canary in each form, in its checkout: form -> its canary."""
+    controls = {form: canary.new_canary() for form in CONTROLS}
+    for skip in range(3):  # the canary at stream offset 0, 1, 2
+        data = b"\0" * skip + controls[f"{BASE64} {skip}"].encode()
+        (checkout / f"own-base64-{skip}-{canary.new_canary()}.txt").write_bytes(base64.b64encode(data) + b"\n")
+    for order in ("LE", "BE"):
+        encoded = controls[f"{UTF16}{order}"].encode(f"utf-16-{order.lower()}")
+        (checkout / f"own-utf16-{order}-{canary.new_canary()}.txt").write_bytes(encoded)
+    (checkout / f"own-{canary.new_canary()}.gz").write_bytes(gzip.compress(controls[GZIP].encode() + b"\n"))
+    (checkout / f"own-{canary.new_canary()}.zz").write_bytes(zlib.compress(controls[ZLIB].encode() + b"\n"))
+    return controls
+
+
+def decoded(found: str, tokens: list[str]) -> str:
+    """The shell sweep's findings with each encoded one read: `FORM copy in PATH:CANARY`, so that every cell finds
+    a copy as it finds the canary itself."""
+    by_form = {form: token for token in tokens for form in base64_forms(token)}
+    lines = []
+    for line in found.splitlines():
+        if line.startswith(f"{FORM} "):
+            path, _, match = line[len(FORM) + 1 :].rpartition(":")
+            token = by_form.get(match) or (match if match in tokens else None)
+            lines += [f"{BASE64 if match in by_form else UTF16} copy in {path}:{token}"] if token else []
+        elif line.startswith(f"{COMPRESSED} "):
+            lines += _inflated(line[len(COMPRESSED) + 1 :], tokens)
+        else:
+            lines.append(line)
+    return "\n".join(lines) + ("\n" if found.endswith("\n") else "")
+
+
+def _inflated(rest: str, tokens: list[str]) -> list[str]:
+    """A compressed file's canaries: `gzip copy in PATH:CANARY` (or zlib)."""
+    path, _, encoded = rest.rpartition(" ")
+    try:
+        data = base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError):
+        return []
+    form, text = _inflate(data)
+    return [f"{form} copy in {path}:{t}" for t in tokens if t.encode() in text]
+
+
+def _inflate(data: bytes) -> tuple[str, bytes]:
+    """As much as inflates (a file cut short still shows what it holds); b'' when it is neither form."""
+    form, wbits = (GZIP, 31) if data[:2] == b"\x1f\x8b" else (ZLIB, 15)
+    try:
+        return form, zlib.decompressobj(wbits).decompress(data, COMPRESSED_MAX * 64)
+    except zlib.error:
+        return form, b""
+
+
+def form_controls(found: str, controls: dict[str, str]) -> str | None:
+    """Why the shell sweep's encoded search proves nothing: the forms whose control it did not find (None: all)."""
+    copies = {form: token for form, token in controls.items() if _copy(found, form.split(" ")[0], token)}
+    missed = [form for form in controls if form not in copies]
+    if not missed:
+        return None
+    why = f" ({NO_PERL})" if NO_PERL in found else ""
+    return f"control failed: shell_sweep did not find job B's own canary as {', '.join(missed)} in its checkout{why}"
+
+
+def _copy(found: str, form: str, token: str) -> bool:
+    label = UTF16 if form.startswith(UTF16) else form
+    return re.search(rf"^{re.escape(label)} copy in .*:{re.escape(token)}$", found, re.MULTILINE) is not None

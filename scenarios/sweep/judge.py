@@ -1,0 +1,171 @@
+"""The sweep's cells and verdicts: any of job A's canaries anywhere is LEAKED, naming where; all else fails closed.
+
+A place A could not write is DENIED only when A's own sandbox refused it (a denial text the runner declares, in
+what A's shell said); otherwise INCONCLUSIVE. A place A did write that B did not find needs a recognised denial of
+B's direct read of it, or B's own canary in the same place found by the same search; a sweep with no end line is
+INCONCLUSIVE.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from boundary.runners.contract import Runner
+from boundary.scenarios.base import Cell
+from boundary.scenarios.sweep.discover import DISCOVERED, Discovery, Sides, judge_discovered
+from boundary.scenarios.sweep.places import Place
+from boundary.scenarios.sweep.search import DIRECT, FILE_CHANNELS, PIDS_UNKNOWN, SWEEP_END
+from boundary.verdict import UNRECOGNISED, Finding, Verdict, recognise_layer
+
+ENVIRONMENT, PROCESSES = "environment", "processes"
+
+
+@dataclass
+class Evidence:
+    """All B found and all the controls tell, for judging each cell."""
+
+    found: dict[str, str]  # channel -> everything it found (the shell sweeps' files, the tools' whole results)
+    controls: dict[str, str | None]  # channel -> why its own control failed (None: it found B's own)
+    own_places: list[Place]  # B's own canaries, planted as A planted its: the per-place controls
+    secret: str  # A's environment canary
+    a_running: bool
+    problems: list[str]  # both jobs'
+    sides: Sides = field(default_factory=lambda: Sides(Discovery([]), Discovery([])))  # where else each may write
+
+
+def process_channels(runner: Runner) -> tuple[str, ...]:
+    """Every channel that can name a /proc path: B's shell, and its read and grep tools where it has them and they
+    can read a /proc file at all (Claude Code's Read sees one as empty: its control could never succeed)."""
+    blind = runner.agent.lacks | runner.agent.procfs_blind
+    return ("proc_sweep", *(f"{kind}_tool" for kind in ("read", "grep") if kind not in blind))
+
+
+def cell_of(token: str, channel: str, places: list[Place], secret: str, row: str = "") -> str:
+    """The row a canary of A's found by `channel` is LEAKED on: every one of A's canaries has one."""
+    if row == PROCESSES and channel != "proc_sweep":
+        return PROCESSES  # the tools' reads of A's /proc: anything of A's they return
+    if token == secret and channel in ("proc_sweep", *FILE_CHANNELS):
+        return ENVIRONMENT
+    if channel in FILE_CHANNELS:
+        return next((p.name for p in places if p.token == token), ENVIRONMENT)
+    return PROCESSES
+
+
+def judge_cell(runner: Runner, cell: Cell, places: list[Place], evidence: Evidence) -> Finding:
+    row, channel = cell
+    key = f"proc:{channel}" if row == PROCESSES and channel != "proc_sweep" else channel
+    result = evidence.found.get(key, "")
+    forms = evidence.controls.get("shell_sweep:forms") if channel == "shell_sweep" else None
+    incomplete = "; ".join(filter(None, [_incomplete(channel, result), forms])) or None
+    if row == DISCOVERED:
+        problems = [*evidence.problems, *filter(None, [incomplete])]
+        direct = {p.name: direct_of(result, p.name, channel) for p in evidence.sides.a.planted}
+        return judge_discovered(channel, result, direct, evidence.sides, evidence.controls[channel], problems, runner)
+    tokens = [evidence.secret, *(p.token for p in places)]
+    mine = [t for t in tokens if t in result and cell_of(t, channel, places, evidence.secret, row) == row]
+    if mine:
+        where = [line for line in result.splitlines() if any(t in line for t in mine)]
+        what = "environment" if mine == [evidence.secret] else "canary"
+        return Finding(Verdict.LEAKED, "none", f"job A's {what} found: {', '.join(where[:3]) or mine[0]}")
+    if row == ENVIRONMENT:
+        return _environment(channel, evidence, incomplete)
+    if row == PROCESSES:
+        return _processes(channel, result, evidence, incomplete, runner)
+    place = next(p for p in places if p.name == row)
+    own = next(p for p in evidence.own_places if p.name == row)
+    control = evidence.controls[channel] if own.token in result else _missed(channel, own)
+    problems = [*evidence.problems, *filter(None, [incomplete])]
+    return file_place(place, channel, result, control, problems, runner, direct_of(result, place.name, channel))
+
+
+def _missed(channel: str, own: Place) -> str:
+    return f"control failed: {channel} did not find job B's own {own.name} canary (at {own.path or own.directory})"
+
+
+def _incomplete(channel: str, result: str) -> str | None:
+    """A shell sweep ends its file with its end line: without it, it was killed (its timeout) or never ran."""
+    if channel in ("shell_sweep", "proc_sweep") and SWEEP_END not in result.splitlines():
+        return f"{channel} did not run to its end (no end line: killed by its timeout, or never ran)"
+    return None
+
+
+def direct_of(result: str, name: str, channel: str) -> str:
+    """What B's shell said reading A's canary at its exact path ('' for the tools: their search is the whole
+    result)."""
+    if channel != "shell_sweep":
+        return result
+    prefix = f"{DIRECT} {name}: "
+    return "\n".join(line[len(prefix) :] for line in result.splitlines() if line.startswith(prefix))
+
+
+def _environment(channel: str, evidence: Evidence, incomplete: str | None) -> Finding:
+    why = [*evidence.problems, *filter(None, [evidence.controls[channel], incomplete])]
+    if channel == "proc_sweep" and not evidence.a_running:
+        why.append("job A had ended before B swept: its processes could not be seen")
+    if why:
+        return Finding(Verdict.INCONCLUSIVE, "", "; ".join(why))
+    if channel == "proc_sweep":
+        return Finding(Verdict.DENIED, "n/a", "no process B could see carried A's environment")
+    return Finding(Verdict.DENIED, "n/a", f"no copy of A's environment (nor any other canary of A's) in {channel}")
+
+
+def _processes(channel: str, result: str, evidence: Evidence, incomplete: str | None, runner: Runner) -> Finding:
+    """A's processes, read through /proc: their environ, cmdline, maps, open files, working directory, root."""
+    control = evidence.controls.get(f"{channel}:self")
+    why = [*evidence.problems, *filter(None, [incomplete])]
+    if not evidence.a_running:
+        why.append("job A had ended before B swept: its processes could not be read")
+    if channel != "proc_sweep" and (not result or PIDS_UNKNOWN in result):
+        why.append("job A's processes were not found in the shared namespace")
+    if why:
+        return Finding(Verdict.INCONCLUSIVE, "", "; ".join(why))
+    if channel != "proc_sweep":
+        layer = recognise_layer(result, runner.denials)
+        if layer != UNRECOGNISED:
+            return Finding(Verdict.DENIED, layer, f"{channel} was refused A's /proc entries")
+    if control:
+        return Finding(Verdict.INCONCLUSIVE, "", control)
+    return Finding(Verdict.DENIED, "n/a", f"{channel} found none of A's canaries in A's /proc entries")
+
+
+def file_place(
+    place: Place,
+    channel: str,
+    result: str,
+    control: str | None,
+    problems: list[str],
+    runner: Runner,
+    direct: str | None = None,
+) -> Finding:
+    """One of A's places, searched by one channel. `direct`: what B got reading A's canary there (the shell's
+    exact read, or the tool's whole search); a refusal in it names its layer."""
+    found = [line for line in result.splitlines() if place.token in line]
+    if found:
+        return Finding(Verdict.LEAKED, "none", f"A's {place.name} canary found: {', '.join(found[:3])}")
+    if place.directory is None:
+        return Finding(Verdict.INCONCLUSIVE, "", f"job A's shell never said where its {place.name} is")
+    if problems:
+        return Finding(Verdict.INCONCLUSIVE, "", "; ".join(problems))
+    if place.path is None:
+        return Finding(Verdict.DENIED, "n/a", f"job A's shell names no {place.name} directory: nothing to find")
+    if not place.held:
+        return _not_planted(place, runner)
+    direct = direct or ""
+    layer = recognise_layer(direct, runner.denials) if direct else UNRECOGNISED
+    if layer != UNRECOGNISED:
+        return Finding(Verdict.DENIED, layer, f"not found at {place.path}: {direct.splitlines()[0][:160]}")
+    if control:
+        return Finding(Verdict.INCONCLUSIVE, "", f"not found at {place.path}, and nothing shows why: {control}")
+    return Finding(Verdict.DENIED, "n/a", f"not found at {place.path} (B's own canary there was)")
+
+
+def _not_planted(place: Place, runner: Runner) -> Finding:
+    """A's canary is not there: DENIED only if A's own sandbox refused it, in words a layer declares."""
+    if place.refused is None:
+        why = "its write never reported (the step never ran, or the sandbox did not start)"
+        return Finding(Verdict.INCONCLUSIVE, "", f"job A's {place.name} canary is not at {place.path}: {why}")
+    layer = recognise_layer(place.refused, runner.denials)
+    if layer == UNRECOGNISED:
+        detail = f"job A could not write its {place.name} canary, and no layer's text explains why: {place.refused!r}"
+        return Finding(Verdict.INCONCLUSIVE, "", detail[:300])
+    return Finding(Verdict.DENIED, layer, f"job A's sandbox refused its {place.name} canary: {place.refused[:160]}")
