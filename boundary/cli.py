@@ -105,7 +105,8 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--sandbox",
         default="srt",
-        help="the sandbox the live suite will use: srt (default), claude, codex or passthrough",
+        help="the sandbox the live suite will use, by the name a runner's describe gives (default: srt): srt, claude, "
+        "codex and bwrap get their own checks, passthrough and none none, any other name what every sandbox needs",
     )
     check.add_argument("--host", default="namespace", choices=HOST_MODES, help="where jobs will run")
     check.add_argument("--json", action="store_true", help="machine-readable output")

@@ -190,6 +190,18 @@ SANDBOXES: dict[str, Callable[[], Sandbox]] = {
 }
 
 
+# What boundary knows of a sandbox a runner's `describe` names: the texts that show it never ran the command. A
+# name not here is still run, with the runner's own startup_failures alone (the doctor checks what any sandbox needs).
+STARTUP_FAILURES: dict[str, tuple[str, ...]] = {
+    "srt": Srt.startup_failures,
+    "claude": CLAUDE_SANDBOX.startup_failures,
+    "codex": CODEX_SANDBOX.startup_failures,
+    "bwrap": ("bwrap: ",),  # bubblewrap prefixes every error of its own set-up
+    "passthrough": (),
+    "none": (),
+}
+
+
 def get_sandbox(name: str) -> Sandbox:
     try:
         return SANDBOXES[name]()

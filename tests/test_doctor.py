@@ -225,9 +225,54 @@ def test_npm_tools_not_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert check.fix == "boundary tools install"
 
 
-def test_unknown_sandbox_is_refused() -> None:
-    with pytest.raises(ValueError, match="unknown sandbox 'nope'"):
-        run_checks("nope")
+@pytest.mark.parametrize(
+    ("sandbox", "its_own"),
+    [
+        ("srt", ["bwrap namespaces"]),
+        ("claude", ["bwrap namespaces"]),
+        ("codex", ["bwrap namespaces"]),
+        ("bwrap", ["bwrap namespaces"]),
+        ("passthrough", []),
+        ("none", []),
+        ("firejail", ["sandbox", "unprivileged namespaces", "seccomp"]),
+    ],
+)
+def test_every_sandbox_name_gets_the_checks_it_needs(sandbox: str, its_own: list[str]) -> None:
+    """Any name a runner gives is checked, never refused: a known one its own way, any other for what all need."""
+    checks = run_checks(sandbox, host=None)
+    before, after = ["commands on PATH", "pinned npm tools", "node engines"], ["job namespaces", LEGACY_TIOCSTI]
+    assert [check.name for check in checks] == [*before, *its_own, *after]
+    assert all(check.ok for check in checks), "\n".join(format_checks(checks))
+
+
+def test_an_unknown_sandbox_is_said_to_be_unknown_and_never_fails_for_it() -> None:
+    said = doctor.check_unknown_sandbox("firejail")
+    assert said.ok and said.info and "'firejail' is none boundary knows" in said.detail
+    assert "startup_failures" in said.detail
+
+
+def test_an_unknown_sandbox_fails_where_an_unprivileged_namespace_cannot_be_made(
+    fake: FakeCommand, sysctls: SysctlSetter
+) -> None:
+    fake("setpriv", failing("unshare: write failed /proc/self/uid_map: Operation not permitted"))
+    sysctls(**{"kernel.apparmor_restrict_unprivileged_userns": "1"})
+    line = first_problem(run_checks("firejail", host=None))
+    assert line is not None and line.startswith("cannot run here: unprivileged namespaces: AppArmor")
+
+
+def test_a_kernel_without_seccomp_fails_the_check_for_an_unknown_sandbox(tmp_path: Path) -> None:
+    status = tmp_path / "status"
+    status.write_text("Name:\tsh\nNoNewPrivs:\t0\n")
+    check = doctor.check_seccomp(status)
+    assert not check.ok and "cannot filter system calls" in check.detail and "CONFIG_SECCOMP" in check.fix
+    status.write_text("Name:\tsh\nSeccomp:\t0\n")
+    assert doctor.check_seccomp(status).ok
+
+
+def test_plain_bubblewrap_needs_bwrap_but_not_ripgrep(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    only_commands(tmp_path, monkeypatch, without={"bwrap", "rg"})
+    assert doctor.check_commands("bwrap").fix == "apt-get install bubblewrap"
+    assert doctor.check_commands("none").ok and doctor.check_commands("firejail").ok
 
 
 # --- reported, never failed: dev.tty.legacy_tiocsti (a job's terminal typed into) ------------------------

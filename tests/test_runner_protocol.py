@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shlex
 import stat
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from boundary.runners import command, protocol
 from boundary.runners.check import check_runner
 from boundary.runners.command import CommandRunner
 from boundary.runners.protocol import ProtocolError, read_describe, read_job, read_setup
+from boundary.suite import pytest_args
 
 DESCRIBE = {
     "protocol": 1,
@@ -170,6 +172,29 @@ def test_a_named_sandbox_keeps_what_boundary_knows_of_its_start_up_failures(tmp_
     runner = fake_runner(tmp_path, GOOD_RUNNER)
     command.describe.cache_clear()
     assert "Failed to create bridge sockets" in CommandRunner(runner).sandbox.startup_failures
+
+
+@pytest.mark.parametrize(
+    ("sandbox", "known"),
+    [("bwrap", ("bwrap: ",)), ("none", ()), ("passthrough", ()), ("firejail", ())],
+)
+def test_any_sandbox_name_is_the_runners_and_its_own_texts_are_used_as_given(tmp_path, sandbox, known):
+    """A name boundary knows adds its texts; any other name runs with the runner's startup_failures alone."""
+    own = {"sandbox": sandbox, "startup_failures": ["my sandbox failed"]}
+    runner = fake_runner(tmp_path, GOOD_RUNNER.replace(json.dumps(DESCRIBE), json.dumps(DESCRIBE | own)))
+    command.describe.cache_clear()
+    described = CommandRunner(runner).sandbox
+    assert described.name == sandbox and described.startup_failures == (*known, "my sandbox failed")
+
+
+@pytest.mark.parametrize("sandbox", ["bwrap", "none", "firejail"])
+def test_the_live_suite_takes_a_runner_of_any_sandbox_name_past_its_preflight(tmp_path, sandbox):
+    """`"sandbox": "bwrap"` stopped the run in the preflight with an INTERNALERROR ("unknown sandbox")."""
+    body = GOOD_RUNNER.replace(json.dumps(DESCRIBE), json.dumps(DESCRIBE | {"sandbox": sandbox}))
+    argv = [sys.executable, "-m", "pytest", *pytest_args(tmp_path), "--runner-cmd", fake_runner(tmp_path, body)]
+    run = subprocess.run([*argv, "--co", "-q", "--scenario", "cross_job"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and "INTERNALERROR" not in run.stdout + run.stderr, run.stdout[-3000:] + run.stderr
+    assert f"cross_job-opencode-{sandbox}-" in run.stdout
 
 
 SCHEMA = Path(__file__).resolve().parents[1] / "docs" / "runner-protocol.schema.json"

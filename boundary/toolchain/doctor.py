@@ -18,7 +18,6 @@ from boundary import proc
 from boundary.host import make_host
 from boundary.host.base import HostError
 from boundary.host.properties import LEGACY_TIOCSTI, tiocsti_meaning
-from boundary.sandboxes import SANDBOXES
 from boundary.text import excerpt
 from boundary.toolchain import node as nodejs
 from boundary.toolchain import tools
@@ -41,7 +40,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "dbus-daemon": ("dbus", "the namespace host's system bus"),
     "dnsmasq": ("dnsmasq-base", "the namespace host's upstream DNS"),
 }
-SRT_ONLY = frozenset({"bwrap", "rg"})
 
 # srt puts the shell in a network namespace; bwrap brings `lo` up itself there,
 # which is exactly the step AppArmor's userns restriction refuses.
@@ -90,8 +88,18 @@ def _try_namespaces(name: str, argv: list[str]) -> Check:
     return Check(name, False, f"{cause} ({status}: {first_line(ran.stderr)})", fix)
 
 
-# Sandboxes built on sandbox-runtime: bwrap, socat and rg, and a bwrap that can create namespaces.
-BWRAP_SANDBOXES = ("srt", "claude", "codex")
+# A runner's sandbox is any name its `describe` gives. Of those boundary knows: the sandboxes that start bwrap
+# (sandbox-runtime's, codex's, plain bubblewrap) need a bwrap that can create namespaces; sandbox-runtime's also
+# needs ripgrep; and the names of no sandbox at all. Any other name gets what every sandbox needs.
+BWRAP_SANDBOXES = ("srt", "claude", "codex", "bwrap")
+SANDBOX_COMMANDS = {"bwrap": BWRAP_SANDBOXES, "rg": ("srt", "claude", "codex")}
+NO_SANDBOX = ("passthrough", "none")
+# Any sandbox confines an unprivileged process: a user namespace of its own with its own /proc, and seccomp.
+ESSENTIALS_TRY = [
+    "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--",
+    "unshare", "--user", "--map-root-user", "--mount", "--pid", "--fork", "--mount-proc", "--", "/bin/true",
+]  # fmt: skip
+PROC_STATUS = Path("/proc/self/status")
 
 
 def first_line(text: str) -> str:
@@ -99,7 +107,7 @@ def first_line(text: str) -> str:
 
 
 def check_commands(sandbox: str = "srt") -> Check:
-    wanted = [c for c in COMMANDS if sandbox in BWRAP_SANDBOXES or c not in SRT_ONLY]
+    wanted = [c for c in COMMANDS if c not in SANDBOX_COMMANDS or sandbox in SANDBOX_COMMANDS[c]]
     missing = [c for c in wanted if shutil.which(c) is None]
     if not missing:
         return Check("commands on PATH", True, ", ".join(wanted))
@@ -176,6 +184,29 @@ def check_unshare() -> Check:
     return _try_namespaces("job namespaces", unshare_argv())
 
 
+def check_unknown_sandbox(sandbox: str) -> Check:
+    """Said, never failed: what boundary can and cannot check of a sandbox it does not know."""
+    known = ", ".join((*BWRAP_SANDBOXES, *NO_SANDBOX))
+    detail = (
+        f"{sandbox!r} is none boundary knows ({known}): checked what every sandbox needs; the texts that show it "
+        "failed to start are the runner's own (describe's startup_failures)"
+    )
+    return Check("sandbox", True, detail, info=True)
+
+
+def check_user_namespaces() -> Check:
+    """An unprivileged process can make a user namespace and mount its own /proc in it (every sandbox does)."""
+    return _try_namespaces("unprivileged namespaces", ESSENTIALS_TRY)
+
+
+def check_seccomp(status: Path = PROC_STATUS) -> Check:
+    """The kernel filters system calls (a sandbox's second wall, and how srt and bwrap keep sockets shut)."""
+    if any(line.startswith("Seccomp:") for line in status.read_text().splitlines()):
+        return Check("seccomp", True, f"the kernel filters system calls ({status} has a Seccomp: line)")
+    fix = "run on a kernel built with CONFIG_SECCOMP and CONFIG_SECCOMP_FILTER (every distribution kernel is)"
+    return Check("seccomp", False, f"{status} has no Seccomp: line: this kernel cannot filter system calls", fix)
+
+
 def check_tools() -> Check:
     return check_npm_tools() if tools.source() == "npm" else check_path_tools()
 
@@ -229,11 +260,11 @@ def check_tiocsti() -> Check:
 def run_checks(sandbox: str = "srt", host: str | None = "namespace") -> list[Check]:
     """Every check, in order; the host is tried last of those that can fail, and only when everything it needs is
     there (None: skip); then what is reported only."""
-    if sandbox not in SANDBOXES:
-        raise ValueError(f"unknown sandbox {sandbox!r}; expected one of: {', '.join(SANDBOXES)}")
     checks = [check_commands(sandbox), check_tools(), check_node()]
     if sandbox in BWRAP_SANDBOXES:
         checks.append(check_bwrap())
+    elif sandbox not in NO_SANDBOX:
+        checks += [check_unknown_sandbox(sandbox), check_user_namespaces(), check_seccomp()]
     checks.append(check_unshare())
     if host is not None and all(check.ok for check in checks):
         checks.append(check_host(host))
