@@ -15,6 +15,7 @@ what the probe alone costs, and a second call if refused: such a probe is asked 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +40,8 @@ class ShellBatch:
     def part(self, output: str, probe: Probe) -> str:
         """What the probe's own line printed; a harness note (INCONCLUSIVE) when its end marker never came."""
         return part(output, len(self.controls) + self.probes.index(probe)) or harness_note(
-            f"the batched command {self.call.id} ran, but this probe's line did not end (cut short, still running)"
+            f"the batched command {self.call.id} ran, but this probe's line did not end before another line's "
+            "marker (cut short, still running)"
         )
 
     def control_problem(self, output: str, control: Probe) -> str | None:
@@ -200,12 +202,16 @@ def ran(output: str) -> bool:
 
 
 def part(output: str, index: int) -> str | None:
-    """What line `index` printed between its markers; None when either marker is missing."""
+    """What line `index` printed: the first span from its begin marker to its own end marker with no other marker
+    between them; None when there is none.
+
+    A span that holds another line's marker holds that line's output too, and proves nothing of this one: where an
+    agent cuts a long output to a preview and appends the saved whole, the preview's begin marker is followed by
+    the whole's earlier lines, their denials included. The whole then holds the line's own span.
+    """
     lines = [line.strip() for line in output.splitlines()]
-    begin, end = f"{BEGIN} {index}", f"{END} {index}"
-    if begin not in lines:
-        return None
-    start = lines.index(begin)
-    if end not in lines[start:]:
-        return None
-    return "\n".join(lines[start + 1 : lines.index(end, start)])
+    markers = [at for at, line in enumerate(lines) if line.startswith(BEGIN)]  # the end markers start so too
+    for at, following in itertools.pairwise(markers):
+        if lines[at] == f"{BEGIN} {index}" and lines[following] == f"{END} {index}":
+            return "\n".join(lines[at + 1 : following])
+    return None

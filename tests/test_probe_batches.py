@@ -267,3 +267,28 @@ def test_the_tools_controls_and_probes_share_one_step_after_the_batches(tmp_path
     tools = [p.call.id for p in [*controls, *probes] if p.channel.kind != "shell"]
     shell = [p.call.id for p in [*controls, *probes] if p.channel.kind == "shell"]
     assert [[c.id for c in step] for step in script.steps] == [["batch-shell_cat-0"], tools, *([i] for i in shell)]
+
+
+def test_a_part_that_holds_another_lines_marker_proves_nothing(tmp_path: Path) -> None:
+    """Claude Code cuts a long output to a preview and the harness appends the saved whole: the preview's cut line
+    is judged by its own span in the whole, never by a span running on through the whole's earlier lines."""
+    agent = ClaudeCode()
+    controls, probes = _plan(tmp_path, agent, [_target(tmp_path / "a", "one"), _target(tmp_path / "b", "two")])
+    calls = batched(agent, controls, probes)
+    batch = next(b for b in calls.batches if b.controls)
+    first, second = batch.probes  # lines 3 and 4, after the three controls
+
+    def line(index: int, text: str) -> str:
+        return f"@@boundary-probe {index}\n{text}\n@@boundary-probe-end {index}\n"
+
+    controls_ok = "".join(line(i, c.channel.expected_token(c.target)) for i, c in enumerate(controls))
+    whole = controls_ok + line(3, "cat: one: No such file or directory") + line(4, "two-own-words")
+    preview = controls_ok + "@@boundary-probe 3\ncat: one: No such"  # cut mid-line
+    result, _ = calls.answer(first, {batch.call.id: f"{preview}\n{whole}"})
+    assert result == "cat: one: No such file or directory"
+    assert _judge(first, result, None) is Verdict.DENIED
+    spanning = controls_ok + "@@boundary-probe 3\n" + line(0, "Permission denied") + "@@boundary-probe-end 3\n"
+    result, _ = calls.answer(first, {batch.call.id: spanning})
+    assert _judge(first, result, None) is Verdict.INCONCLUSIVE and "did not end" in (result or "")
+    result, _ = calls.answer(second, {batch.call.id: f"{preview}\n{whole}"})
+    assert result == "two-own-words"
