@@ -83,7 +83,9 @@ def test_bs_own_canary_in_every_form_is_each_forms_control(tmp_path: Path) -> No
 
 
 def test_an_encoded_copy_is_leaked_with_its_form_named() -> None:
-    runner = SimpleNamespace(agent=SimpleNamespace(lacks=frozenset(), procfs_blind=frozenset()), denials={})
+    runner = SimpleNamespace(
+        agent=SimpleNamespace(lacks=frozenset(), procfs_blind=frozenset(), search_incomplete=()), denials={}
+    )
     place = Place("tmp", "f", TOKEN, "/tmp", held=True)
     found = decoded(
         f"boundary-form /var/log/x:{base64.b64encode(TOKEN.encode()).decode()[:36]}\n{SWEEP_END}\n", [TOKEN]
@@ -94,7 +96,9 @@ def test_an_encoded_copy_is_leaked_with_its_form_named() -> None:
 
 
 def test_a_form_whose_control_failed_leaves_the_shell_sweep_unproven() -> None:
-    runner = SimpleNamespace(agent=SimpleNamespace(lacks=frozenset(), procfs_blind=frozenset()), denials={})
+    runner = SimpleNamespace(
+        agent=SimpleNamespace(lacks=frozenset(), procfs_blind=frozenset(), search_incomplete=()), denials={}
+    )
     place = Place("tmp", "f", TOKEN, "/tmp", held=True)
     own = Place("tmp", "g", "BOUNDARY-own", "/tmp", held=True)
     evidence = _evidence({"shell_sweep": f"/tmp/g:BOUNDARY-own\n{SWEEP_END}\n"}, own)

@@ -22,6 +22,7 @@ class Agent(Protocol):
     lacks: ClassVar[frozenset[str]]  # channel kinds (read, grep, glob, shell, write, edit) it has no tool for
     # channel kinds whose tool sees a /proc file as empty (its size is 0): no control through them can succeed there
     procfs_blind: ClassVar[frozenset[str]]
+    search_incomplete: ClassVar[tuple[str, ...]]  # what its search tools say when they cut their results short
     max_shell_command: ClassVar[int]  # the longest command its shell tool takes
     # A shell call returns by then with its command still running (codex's exec_command yields after 30 s; the
     # command runs on until the agent exits); None: the call waits for its command, up to its own timeout.

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from boundary.runners.contract import Runner
 from boundary.scenarios.base import Cell
 from boundary.scenarios.sweep.discover import DISCOVERED, Discovery, Sides, judge_discovered
-from boundary.scenarios.sweep.places import Place
+from boundary.scenarios.sweep.places import NAMED_NONE, Place
 from boundary.scenarios.sweep.search import DIRECT, FILE_CHANNELS, PIDS_UNKNOWN, SWEEP_END
 from boundary.verdict import UNRECOGNISED, Finding, Verdict, recognise_layer
 
@@ -56,11 +56,12 @@ def judge_cell(runner: Runner, cell: Cell, places: list[Place], evidence: Eviden
     key = f"proc:{channel}" if row == PROCESSES and channel != "proc_sweep" else channel
     result = evidence.found.get(key, "")
     forms = evidence.controls.get("shell_sweep:forms") if channel == "shell_sweep" else None
-    incomplete = "; ".join(filter(None, [_incomplete(channel, result), forms])) or None
+    incomplete = "; ".join(filter(None, [_incomplete(channel, result, runner), forms])) or None
     if row == DISCOVERED:
         problems = [*evidence.problems, *filter(None, [incomplete])]
-        direct = {p.name: direct_of(result, p.name, channel) for p in evidence.sides.a.planted}
-        return judge_discovered(channel, result, direct, evidence.sides, evidence.controls[channel], problems, runner)
+        b_tokens = [p.token for p in evidence.own_places]
+        directs = {p.name: direct_of(result, p, channel, b_tokens) for p in evidence.sides.a.planted}
+        return judge_discovered(channel, result, directs, evidence.sides, evidence.controls[channel], problems, runner)
     tokens = [evidence.secret, *(p.token for p in places)]
     mine = [t for t in tokens if t in result and cell_of(t, channel, places, evidence.secret, row) == row]
     if mine:
@@ -75,27 +76,36 @@ def judge_cell(runner: Runner, cell: Cell, places: list[Place], evidence: Eviden
     own = next(p for p in evidence.own_places if p.name == row)
     control = evidence.controls[channel] if own.token in result else _missed(channel, own)
     problems = [*evidence.problems, *filter(None, [incomplete])]
-    return file_place(place, channel, result, control, problems, runner, direct_of(result, place.name, channel))
+    direct = direct_of(result, place, channel, [p.token for p in evidence.own_places])
+    return file_place(place, channel, result, control, problems, runner, direct)
 
 
 def _missed(channel: str, own: Place) -> str:
     return f"control failed: {channel} did not find job B's own {own.name} canary (at {own.path or own.directory})"
 
 
-def _incomplete(channel: str, result: str) -> str | None:
-    """A shell sweep ends its file with its end line: without it, it was killed (its timeout) or never ran."""
+def _incomplete(channel: str, result: str, runner: Runner) -> str | None:
+    """A shell sweep ends its file with its end line: without it, it was killed (its timeout) or never ran. A tool's
+    search that says its results were cut short may have left A's canary out: not found there proves nothing."""
     if channel in ("shell_sweep", "proc_sweep") and SWEEP_END not in result.splitlines():
         return f"{channel} did not run to its end (no end line: killed by its timeout, or never ran)"
+    cut = next((note for note in runner.agent.search_incomplete if note in result), None)
+    if channel not in ("shell_sweep", "proc_sweep") and cut is not None:
+        return f"{channel}'s search was cut short ({cut!r}): what it did not show may hold A's canaries"
     return None
 
 
-def direct_of(result: str, name: str, channel: str) -> str:
-    """What B's shell said reading A's canary at its exact path ('' for the tools: their search is the whole
-    result)."""
-    if channel != "shell_sweep":
+def direct_of(result: str, place: Place, channel: str, own: list[str]) -> str:
+    """What B got reading A's canary at its place: the shell's exact read of it. A tool searches the whole tree: its
+    whole result when the search was refused whole (it holds none of B's own canaries, `own`), else only its lines
+    that name the place's directory, since a refusal elsewhere in a search that ran says nothing of this place."""
+    if channel == "shell_sweep":
+        prefix = f"{DIRECT} {place.name}: "
+        return "\n".join(line[len(prefix) :] for line in result.splitlines() if line.startswith(prefix))
+    if not any(token in result for token in own):
         return result
-    prefix = f"{DIRECT} {name}: "
-    return "\n".join(line[len(prefix) :] for line in result.splitlines() if line.startswith(prefix))
+    directory = place.directory if place.directory not in (None, NAMED_NONE) else None
+    return "\n".join(line for line in result.splitlines() if directory and directory in line)
 
 
 def _environment(channel: str, evidence: Evidence, incomplete: str | None) -> Finding:
