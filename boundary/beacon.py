@@ -114,6 +114,19 @@ exit 0
 """
 
 
+WITNESS_MODE = 0o1733  # anyone may add a file (sticky: none may remove another's), no one but root may list
+
+
+def witness_directory(workdir: Path) -> Path:
+    """Where a beacon that ran unconfined leaves its witness: outside every job's sandbox, and writable by every
+    user, so that a job a runner runs as a user of its own, with no sandbox around it, leaves one too (a 0755 root
+    directory refused it whatever confined it, and such a job was reported as confined)."""
+    witness = workdir / "witness"
+    witness.mkdir(exist_ok=True)
+    witness.chmod(WITNESS_MODE)
+    return witness
+
+
 def control(witness_dir: Path, directory: Path, label: str) -> tuple[Beacon, Path]:
     """A beacon that must fire, beside those that must not: a script in `directory` (the job's checkout) that
     the job's own shell runs. Any runner lets a job's shell run a script in its checkout (a runner's plugin

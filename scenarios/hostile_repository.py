@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from boundary import canary
-from boundary.beacon import Beacon, control, control_problem
+from boundary.beacon import Beacon, control, control_problem, witness_directory
 from boundary.jobs.session import Session
 from boundary.layout import push_commit
 from boundary.model import Script
@@ -56,8 +56,7 @@ class HostileRepository(Scenario):
         repository = session.set_up(runner, REPOSITORY_FILES)
         with session.job(runner, JOB_A) as job_a:
             saved = run_job_a(runner, session, job_a)[0]
-            witness = session.workdir / "witness"
-            witness.mkdir(exist_ok=True)
+            witness = witness_directory(session.workdir)
             # The report lands where the beacon runs, and beside its file (B's checkout, not known before B exists):
             # looked for below B's checkout and data and this scenario's directory, and scanned as B's output.
             names = runner.agent.hostile_beacons
@@ -79,7 +78,7 @@ class HostileRepository(Scenario):
             # its checkout. Seen, it shows a beacon that runs in this job is found; missed, "never ran" proves
             # nothing for the beacons beside it.
             # It rides first in a batch of probes: a command of its own would cost a sandbox start.
-            beacon, command = _control(job, session.workdir / "witness", resumed)
+            beacon, command = _control(job, witness_directory(session.workdir), resumed)
             prefix = f"{int(resumed)}-"
             calls = batched(runner.agent, controls, probes, prefix=prefix, home=job.checkout, first=command)
             script = Script()
@@ -137,7 +136,6 @@ def _report_roots(job: Job, workdir: Path) -> tuple[Path, ...]:
 
 def _control(job: Job, witness: Path, resumed: bool) -> tuple[Beacon, tuple[str, str]]:
     """The beacon that must fire at this start, and the shell command of job B's that runs it (call id, command)."""
-    witness.mkdir(exist_ok=True)
     start = "resumed" if resumed else "first"
     beacon, script = control(witness, job.checkout, start)
     return beacon, (f"hostile-control-beacon-{start}", f"sh {shlex.quote(str(script))}")

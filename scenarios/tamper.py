@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-from boundary.beacon import Beacon, control, control_problem
+from boundary.beacon import Beacon, control, control_problem, witness_directory
 from boundary.configuring import KINDS, Configuring, discover, snapshot
 from boundary.jobs.session import Session
 from boundary.model import Script
@@ -74,8 +74,7 @@ class Tamper(Scenario):
     def _attack(
         self, runner: Runner, session: Session, job: Job, found: list[Configuring], volatile: set[Path], saved: Target
     ) -> list[ProbeResult]:
-        witness = session.workdir / "witness"
-        witness.mkdir(exist_ok=True)
+        witness = witness_directory(session.workdir)
         # Every file found is attacked (once, whatever groups it is in), or listed with why not. What the agent
         # rewrites by itself, and a binary, is judged by its marker only, one no record of the tool call can hold.
         groups = groups_of(found, volatile, witness, saved, job, session.workdir / "state")
@@ -154,8 +153,7 @@ class Tamper(Scenario):
         """The same job again, a new agent process: what B planted is read at this start. Beside it, a beacon that
         must fire (B's own shell runs it): "none ran" holds only if a beacon that runs is seen."""
         controls, probes = plan_probes(runner, job, [saved], REPROBE_CHANNELS, prefix="resumed-")
-        witness = session.workdir / "witness"
-        beacon, script_path = control(witness, job.checkout, "tamper-resumed")
+        beacon, script_path = control(witness_directory(session.workdir), job.checkout, "tamper-resumed")
         first = ("tamper-control-beacon", f"sh {shlex.quote(str(script_path))}")  # first in a batch: no shell start
         calls = batched(runner.agent, controls, probes, prefix="resumed-", home=job.checkout, first=first)
         script = Script()

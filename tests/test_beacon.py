@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from boundary.beacon import REPORT_PREFIX, Beacon
+from boundary.beacon import REPORT_PREFIX, Beacon, witness_directory
 from boundary.toolchain import node
 
 
@@ -148,3 +150,22 @@ def test_a_script_beacon_reports_beside_its_file_when_its_working_directory_is_e
     hook.write_text(b.shell())
     subprocess.run(["/bin/sh", str(hook)], cwd="/proc", check=True, timeout=10)
     assert b.find_report([tmp_path / "checkout"]) == hook.parent / b.report_name
+
+
+def test_a_beacon_of_a_job_run_as_another_user_with_no_sandbox_leaves_its_witness() -> None:
+    """Issue 28: the witness directory was 0755 root, so an unconfined beacon running as a job's own user (the
+    unprivileged-user strategy with no sandbox) could not write there and was reported as confined."""
+    workdir = Path(tempfile.mkdtemp(prefix="bnd-witness-"))  # tmp_path's parents are root's alone: not traversable
+    try:
+        workdir.chmod(0o711)  # as the run's work directory
+        beacon = Beacon("as-nobody", witness_directory(workdir), ())
+        script = workdir / "beacon.sh"
+        script.write_text(beacon.shell())
+        script.chmod(0o755)
+        as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", "sh", str(script)]
+        subprocess.run(as_nobody, cwd="/", check=True, timeout=30)
+        assert beacon.ran_unconfined(), "a beacon no sandbox confined, run as another user, left no witness"
+        listing = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", "ls", str(beacon.witness_dir)]
+        assert subprocess.run(listing, capture_output=True, timeout=30).returncode != 0  # no job lists the others'
+    finally:
+        shutil.rmtree(workdir)
