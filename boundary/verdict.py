@@ -68,6 +68,11 @@ def judge(evidence: Evidence, denials: dict[str, tuple[str, ...]]) -> Finding:
     if reason:
         return Finding(Verdict.INCONCLUSIVE, "", reason)
     assert evidence.result is not None
+    claimed = layers_in(evidence.result, denials)
+    if len(claimed) > 1:  # each layer's text is there: which one refused cannot be told
+        said = "; ".join(f"{layer}: {text!r}" for layer, text in claimed.items())
+        detail = f"the refusal carries the texts of more than one layer ({said}): {excerpt(evidence.result)}"
+        return Finding(Verdict.INCONCLUSIVE, "", detail)
     layer = recognise_layer(evidence.result, denials)
     if layer == UNRECOGNISED:  # an unknown answer (a crash, a typo'd path) proves no boundary held
         detail = f"the call was refused, but no layer's denial text explains it: {excerpt(evidence.result)}"
@@ -93,14 +98,34 @@ def _inconclusive(evidence: Evidence) -> str | None:
 
 
 def recognise_layer(result: str, denials: dict[str, tuple[str, ...]]) -> str:
-    """The first layer whose denial text is in `result`; UNRECOGNISED when none is, or when the harness had to
-    add a note of its own (its words are no layer's, and what it could not read may hold anything)."""
-    if HARNESS_NOTE in result:
-        return UNRECOGNISED
-    for layer, texts in denials.items():
-        if any(text in result for text in texts):
-            return layer
-    return UNRECOGNISED
+    """The layer whose denial text is in `result`; UNRECOGNISED when none is, when more than one is (a layer is
+    credited only with a refusal that is plainly its own), or when the harness had to add a note of its own (its
+    words are no layer's, and what it could not read may hold anything)."""
+    claimed = layers_in(result, denials)
+    return next(iter(claimed)) if len(claimed) == 1 and HARNESS_NOTE not in result else UNRECOGNISED
+
+
+def layers_in(result: str, denials: dict[str, tuple[str, ...]]) -> dict[str, str]:
+    """Each layer whose denial text is in `result`, with the first of its texts found there."""
+    found = {layer: next((text for text in texts if text in result), None) for layer, texts in denials.items()}
+    return {layer: text for layer, text in found.items() if text is not None}
+
+
+class BroadDenialText(Exception):
+    """A declared denial text that also occurs where nothing was refused: it cannot tell a refusal."""
+
+
+def broad_denial(answer: str, denials: dict[str, tuple[str, ...]], where: str) -> str | None:
+    """Why a declared denial text in `answer`, which is no refusal (a control that succeeded, the harness's own
+    words), would make the verdicts meaningless; None when no layer's text is there."""
+    claimed = layers_in(answer, denials)
+    if not claimed:
+        return None
+    layer, text = next(iter(claimed.items()))
+    return (
+        f"layer {layer!r} declares the denial text {text!r}, which occurs in {where}, where nothing was refused "
+        f"({excerpt(answer, 160)}): it would read an answer as a refusal. Declare the layer's own refusal text"
+    )
 
 
 def _note(result: str) -> str:

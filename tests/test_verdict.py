@@ -67,7 +67,13 @@ def test_attacks_judged_from_outside_all_fail() -> None:
     assert Finding(Verdict.DENIED, "OS sandbox", "d").passed
 
 
-def test_layers_are_recognised_in_declared_order() -> None:
-    """The first layer in the runner's order wins when texts of two layers appear."""
-    assert recognise_layer("rule which prevents … No such file", DENIALS) == "agent permission"
+def test_a_refusal_is_credited_only_to_the_one_layer_whose_text_it_carries() -> None:
+    """Issue 28: the first layer in the runner's order took the credit when texts of two layers appeared; now
+    which one refused cannot be told, and the finding is INCONCLUSIVE, naming both."""
+    both = "rule which prevents … No such file"
+    assert recognise_layer(both, DENIALS) == UNRECOGNISED
     assert recognise_layer("cat: /x: No such file or directory", DENIALS) == "OS sandbox"
+    finding = judge(Evidence([], both, None, None, []), DENIALS)
+    assert finding.verdict is Verdict.INCONCLUSIVE and "more than one layer" in finding.detail
+    assert "agent permission: 'rule which prevents'" in finding.detail
+    assert "OS sandbox: 'No such file'" in finding.detail
