@@ -12,7 +12,7 @@ from boundary.probes import CHANNELS, Channel, Probe, Target, channels_for, make
 from boundary.runners.contract import Job, Runner
 from boundary.scenarios.base import Cell
 from boundary.scenarios.probe_batches import ProbeCalls
-from boundary.verdict import Evidence, Finding, judge
+from boundary.verdict import BroadDenialText, Evidence, Finding, broad_denial, judge
 
 
 def plan_probes(
@@ -48,6 +48,11 @@ def judge_probes(
     calls = calls or ProbeCalls(controls, probes)
     results_of = {call_id: runner.agent.full_result(text) for call_id, text in record.results.items()}
     control_of = {p.channel.name: calls.control_problem(p, results_of) for p in controls}
+    for passed in (c for c in controls if control_of[c.channel.name] is None):
+        for answer in calls.control_answers(passed, results_of):
+            loud = broad_denial(answer, runner.denials, f"the answer of {passed.channel.name}'s control")
+            if loud:
+                raise BroadDenialText(loud)
     refusals = runner.agent.non_boundary_refusals + runner.sandbox.startup_failures
     results = []
     for probe in probes:

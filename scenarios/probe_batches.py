@@ -124,6 +124,14 @@ class ProbeCalls:
         problems = [batch.control_problem(output, control) for batch, output in ran_in]
         return next((problem for problem in problems if problem is not None), None)
 
+    def control_answers(self, control: Probe, results_of: dict[str, str]) -> list[str]:
+        """What the control got back: its own answer, or its line of every batch that carried it and ran."""
+        if control.call.id in results_of:
+            return [results_of[control.call.id]]
+        outputs = [(b, results_of.get(b.call.id)) for b in self._carriers(control)]
+        lines = [part(output, batch.controls.index(control)) for batch, output in outputs if output and ran(output)]
+        return [line for line in lines if line is not None]
+
     def _batch_of(self) -> dict[str, ShellBatch]:
         return {probe.call.id: batch for batch in self.batches for probe in batch.probes}
 

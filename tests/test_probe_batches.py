@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
 
 from boundary import canary
 from boundary.agents.claude import ClaudeCode
@@ -15,8 +18,9 @@ from boundary.model.conversation import next_turn
 from boundary.model.dialect import ModelRequest
 from boundary.model.record import JobRecord
 from boundary.probes import CHANNELS, Probe, Target, make_probe
+from boundary.scenarios.common_probes import judge_probes
 from boundary.scenarios.probe_batches import batched
-from boundary.verdict import Evidence, Verdict, judge
+from boundary.verdict import BroadDenialText, Evidence, Verdict, judge
 
 SHELL = [channel for channel in CHANNELS if channel.kind == "shell"]
 DENIALS = {"OS sandbox": ("No such file or directory", "Permission denied")}
@@ -292,3 +296,22 @@ def test_a_part_that_holds_another_lines_marker_proves_nothing(tmp_path: Path) -
     assert _judge(first, result, None) is Verdict.INCONCLUSIVE and "did not end" in (result or "")
     result, _ = calls.answer(second, {batch.call.id: f"{preview}\n{whole}"})
     assert result == "two-own-words"
+
+
+def test_a_declared_text_in_a_controls_successful_answer_stops_the_scenario(tmp_path: Path) -> None:
+    """Issue 28: a broad denial text (one every answer carries) turned "nothing came back" into DENIED. A control
+    that got its own canary back and carries a declared text shows the text cannot tell a refusal: the scenario
+    stops, naming the text and the control."""
+    agent = OpenCode()
+    target = _target(tmp_path / "a", "one")
+    controls, probes = _plan(tmp_path, agent, [target])
+    calls = batched(agent, controls, probes)
+    results = {batch.call.id: _bash(batch.call.args["command"]) for batch in calls.batches}
+    record = JobRecord("scenario.job-b", results=results)
+    sandbox = SimpleNamespace(startup_failures=())
+    careful = SimpleNamespace(agent=agent, sandbox=sandbox, denials=DENIALS)
+    absent = {target.name: None}
+    assert judge_probes(careful, controls, probes, record, absent, [], calls)  # no text of a layer in a control
+    broad = SimpleNamespace(agent=agent, sandbox=sandbox, denials={"OS sandbox": ("BOUNDARY-",)})
+    with pytest.raises(BroadDenialText, match="'BOUNDARY-', which occurs in the answer of shell_cat"):
+        judge_probes(broad, controls, probes, record, absent, [], calls)

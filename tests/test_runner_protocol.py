@@ -12,11 +12,12 @@ from typing import Any
 
 import pytest
 
-from boundary.runners import command, protocol
+from boundary.runners import AGENTS, command, protocol, runner
 from boundary.runners.check import check_runner
 from boundary.runners.command import CommandRunner
 from boundary.runners.protocol import ProtocolError, read_describe, read_job, read_setup
 from boundary.suite import pytest_args
+from boundary.suite.prepare import wording_problem
 
 DESCRIBE = {
     "protocol": 1,
@@ -195,6 +196,25 @@ def test_the_live_suite_takes_a_runner_of_any_sandbox_name_past_its_preflight(tm
     run = subprocess.run([*argv, "--co", "-q", "--scenario", "cross_job"], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0 and "INTERNALERROR" not in run.stdout + run.stderr, run.stdout[-3000:] + run.stderr
     assert f"cross_job-opencode-{sandbox}-" in run.stdout
+
+
+@pytest.mark.parametrize("broad", ["boundary", "e", "BOUNDARY-", "probe-end"])
+def test_a_denial_text_in_the_harnesss_own_wording_stops_the_run_before_any_job(tmp_path, broad):
+    """Issue 28: a text as broad as a word of boundary's own would read the harness's words as a refusal."""
+    denials = {"OS sandbox": ["No such file or directory", broad]}
+    body = GOOD_RUNNER.replace(json.dumps(DESCRIBE), json.dumps(DESCRIBE | {"denials": denials}))
+    argv = [sys.executable, "-m", "pytest", *pytest_args(tmp_path), "--runner-cmd", fake_runner(tmp_path, body)]
+    run = subprocess.run([*argv, "--co", "-q"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 4, run.stdout[-2000:] + run.stderr[-2000:]
+    assert f"layer 'OS sandbox' declares the denial text {broad!r}, which occurs in boundary's own wording" in (
+        run.stderr
+    )
+
+
+def test_the_reference_runners_texts_are_none_of_the_harnesss_words():
+    for agent in AGENTS:
+        reference = runner(agent=agent)
+        assert wording_problem(reference.name, reference.denials) is None
 
 
 SCHEMA = Path(__file__).resolve().parents[1] / "docs" / "runner-protocol.schema.json"

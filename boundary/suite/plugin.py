@@ -27,7 +27,14 @@ from boundary.scenarios import get_scenario, registry
 from boundary.scenarios.runs import ScenarioRuns, Unit
 from boundary.suite import SETTINGS as SUITE_SETTINGS
 from boundary.suite.options import DEFAULT_RUNNER, add_options
-from boundary.suite.prepare import keep_or_remove, make_workdir, preflight, progress_writer, reap_leftovers
+from boundary.suite.prepare import (
+    keep_or_remove,
+    make_workdir,
+    preflight,
+    progress_writer,
+    reap_leftovers,
+    wording_problem,
+)
 from boundary.toolchain import tools
 from boundary.toolchain.versions import collect_versions
 
@@ -112,6 +119,9 @@ def pytest_configure(config: pytest.Config) -> None:
     units = [Unit(make_runner, scenario) for make_runner in factories for scenario in scenarios]
     config.stash[UNITS_KEY] = units
     runners = [make_runner() for make_runner in factories]
+    problem = next(filter(None, (wording_problem(runner.name, runner.denials) for runner in runners)), None)
+    if problem:
+        raise pytest.UsageError(problem)
     agents = {runner.agent.name: runner.sandbox.name for runner in runners}
     record = RunRecord(runners[0].name, agents, planned=[unit.key for unit in units])
     workerinput = getattr(config, "workerinput", {})

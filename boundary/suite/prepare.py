@@ -13,9 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from boundary import beacon, canary
 from boundary.host.container import reap_containers
 from boundary.report.record import RunRecord
+from boundary.scenarios import probe_batches
+from boundary.scenarios.sweep.places import SWEEP_OUTPUT
+from boundary.scenarios.sweep.search import DIRECT, SWEEP_END
 from boundary.toolchain import doctor, tools
+from boundary.verdict import HARNESS_NOTE
 
 WORKDIR_PREFIX = "bnd-run-"  # short: a runner's paths under it may hold Unix sockets (107 bytes at most)
 KEPT_MARKER = "KEPT"  # in a work directory kept with --boundary-keep: never reaped
@@ -36,6 +41,35 @@ def preflight(record: RunRecord, sandboxes: Iterable[str]) -> str:
             return problem
     record.preflight_passed = True
     return ""
+
+
+# Words the harness itself puts in what a job gets back and in what it reads: a layer's declared denial text found in
+# any of them would read the harness's own words as that layer's refusal.
+HARNESS_WORDING = (
+    probe_batches.BEGIN,
+    probe_batches.END,
+    HARNESS_NOTE,
+    canary.PREFIX,
+    beacon.REPORT_PREFIX,
+    SWEEP_END,
+    DIRECT,
+    SWEEP_OUTPUT,
+)
+
+
+def wording_problem(runner: str, denials: dict[str, tuple[str, ...]]) -> str | None:
+    """Why a runner's declared denial texts cannot be trusted before any job runs: one is part of the harness's own
+    wording (a text as broad as 'boundary' or a single letter); None when none is."""
+    for layer, texts in denials.items():
+        for text in texts:
+            words = next((words for words in HARNESS_WORDING if text in words), None)
+            if words is not None:
+                return (
+                    f"runner {runner}: layer {layer!r} declares the denial text {text!r}, which occurs in boundary's "
+                    f"own wording ({words!r}): it would read the harness's words as that layer's refusal. Declare "
+                    "the layer's own refusal text (e.g. 'Operation not permitted', its plugin's message)"
+                )
+    return None
 
 
 def make_workdir(pid: int) -> Path:
