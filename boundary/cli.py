@@ -81,11 +81,13 @@ def run_suite(options: list[str]) -> int:
 
 def _runner_check(args: argparse.Namespace) -> int:
     try:
-        check_runner(args.command_line, args.sandbox, print)
+        warnings = check_runner(args.command_line, args.sandbox, print)
     except ProtocolError as error:
         print(f"boundary: {error}", file=sys.stderr)
         return 1
     print("PASS — the runner answers every verb as docs/runner-protocol.md asks")
+    if warnings:  # not protocol errors: the live suite judges them, and fails the run on what they let through
+        print(f"{len(warnings)} warning(s) above: what the live suite would find the slow way, or could not judge")
     return 0
 
 

@@ -163,6 +163,84 @@ def test_runner_check_asks_every_verb_of_a_good_runner(tmp_path):
     assert verbs == ["ok describe", "ok setup", *jobs]
 
 
+FLAWED_RUNNER = """
+import subprocess
+def answer(verb, args):
+    state = os.environ.get("BOUNDARY_STATE", "")
+    if verb == "describe":
+        return DESCRIBE
+    if verb == "setup":
+        with open(os.path.join(state, "secret"), "w") as kept:
+            kept.write(os.environ["BOUNDARY_RUNNER_SECRET"])
+        return {"credentials": [os.path.join(state, "secret")]}
+    if verb == "create-job":
+        checkout = os.path.join(state, "checkouts", args[0])
+        subprocess.run(["git", "clone", "-q", os.path.join(os.path.dirname(state), "repos", "project.git"), checkout])
+        secret = open(os.path.join(state, "secret")).read()
+        return JOB(state, checkout, secret)
+    return {}
+"""
+
+
+@pytest.mark.parametrize(
+    ("describe", "job", "warned"),
+    [
+        (
+            {},
+            '{"argv": ["/bin/true"], "env": {"API_KEY": secret}, "checkout": checkout, "data": checkout + ".d"}',
+            "the runner secret is in the job's view: env API_KEY",
+        ),
+        (
+            {},
+            '{"argv": ["/bin/true"], "env": {}, "checkout": checkout, "data": checkout + ".d"}; '
+            'open(os.path.join(checkout, ".env"), "w").write("KEY=" + secret)',
+            "the runner secret is in the job's view: /",
+        ),
+        (
+            {},
+            '{"argv": ["/bin/true"], "env": {}, "checkout": checkout, "data": os.path.join(state, "shared")}',
+            "share their data directory",
+        ),
+        (
+            {},
+            '{"argv": ["/bin/true"], "env": {"HOME": os.path.join(state, "home")}, "checkout": checkout, '
+            '"data": checkout + ".d"}',
+            "share their HOME",
+        ),
+        (
+            {},
+            '{"argv": ["env", "opencode", "go"], "env": {}, "checkout": checkout, "data": checkout + ".d"}',
+            "argv runs opencode without run: it would wait for a terminal",
+        ),
+        (
+            {},
+            '{"argv": ["/bin/true"], "env": {"HOME": "/home/runner-" + os.path.basename(checkout)}, '
+            '"checkout": checkout, "data": checkout + ".d"}',
+            "env names directories outside STATE (HOME=/home/runner-",
+        ),
+        (
+            {"sandbox": "firejail"},
+            '{"argv": ["/bin/true"], "env": {}, "checkout": checkout, "data": checkout + ".d"}',
+            "sandbox 'firejail' is none boundary knows and declares no startup_failures",
+        ),
+    ],
+)
+def test_runner_check_says_what_it_sees_is_wrong_without_an_agent(tmp_path, describe, job, warned):
+    """Issue 29: `runner check` passed a runner that put the secret in the job's environment, one whose argv would
+    wait for a terminal, and two jobs given one data directory. Each is now a warning line of its own."""
+    job_function = f"def JOB(state, checkout, secret):\n    result = {job.split('; ')[0]}\n"
+    job_function += "".join(f"    {line}\n" for line in job.split("; ")[1:]) + "    return result\n"
+    body = f"DESCRIBE = {json.dumps(DESCRIBE | describe)}\n{job_function}{FLAWED_RUNNER}"
+    said: list[str] = []
+    warnings = check_runner(fake_runner(tmp_path, body), None, said.append)
+    assert any(warned in warning for warning in warnings), warnings
+    assert [line for line in said if line.startswith("warn ")] == [f"warn {w}" for w in warnings]
+
+
+def test_runner_check_warns_of_nothing_for_a_careful_runner(tmp_path):
+    assert check_runner(fake_runner(tmp_path, GOOD_RUNNER), None, lambda _: None) == []
+
+
 def test_each_call_gets_the_state_the_sandbox_asked_for_and_the_protocol_version(tmp_path):
     env = command.call_env("passthrough", tmp_path)
     assert env["BOUNDARY_STATE"] == str(tmp_path) and env["BOUNDARY_SANDBOX"] == "passthrough"

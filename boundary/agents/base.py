@@ -23,6 +23,9 @@ class Agent(Protocol):
     # channel kinds whose tool sees a /proc file as empty (its size is 0): no control through them can succeed there
     procfs_blind: ClassVar[frozenset[str]]
     search_incomplete: ClassVar[tuple[str, ...]]  # what its search tools say when they cut their results short
+    command: ClassVar[str]  # its executable's name
+    batch_mode: ClassVar[tuple[str, ...]]  # the arguments that run it without a terminal (one follows its command)
+    own_dirs_env: ClassVar[tuple[str, ...]]  # environment variables that name a job's own agent directories
     max_shell_command: ClassVar[int]  # the longest command its shell tool takes
     # A shell call returns by then with its command still running (codex's exec_command yields after 30 s; the
     # command runs on until the agent exits); None: the call waits for its command, up to its own timeout.

@@ -93,6 +93,9 @@ class ClaudeCode(VocabularyTools):
     procfs_blind: ClassVar[frozenset[str]] = frozenset({"read"})  # its Read of /proc/self/environ came back empty
     # Its Grep's and Glob's notes when they stop at their limit or their time limit (read from its binary).
     search_incomplete: ClassVar[tuple[str, ...]] = ("(Results are truncated", "results are incomplete")
+    command: ClassVar[str] = "claude"
+    batch_mode: ClassVar[tuple[str, ...]] = ("-p", "--print")
+    own_dirs_env: ClassVar[tuple[str, ...]] = ("CLAUDE_CONFIG_DIR",)
     # Past about 10,000 characters its command parser gives up ("Parser aborted (… over-length)": seen at 30,000; 9,839
     # ran), and the command is refused: an INCONCLUSIVE, never a DENIED. 9,500 keeps a margin.
     max_shell_command: ClassVar[int] = 9500

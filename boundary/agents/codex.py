@@ -67,6 +67,9 @@ class Codex:
     lacks: ClassVar[frozenset[str]] = frozenset({"read", "grep", "glob"})
     procfs_blind: ClassVar[frozenset[str]] = frozenset()
     search_incomplete: ClassVar[tuple[str, ...]] = ()  # no search tool: its shell searches, judged by their end line
+    command: ClassVar[str] = "codex"
+    batch_mode: ClassVar[tuple[str, ...]] = ("exec", "e")
+    own_dirs_env: ClassVar[tuple[str, ...]] = ("CODEX_HOME",)
     max_shell_command: ClassVar[int] = 32 * 1024
     call_yields_after_s: ClassVar[float | None] = 30.0
     # What codex keeps per job under CODEX_HOME: session transcripts (every tool output), and archived ones.

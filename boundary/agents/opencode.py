@@ -90,6 +90,14 @@ class OpenCode(VocabularyTools):
     procfs_blind: ClassVar[frozenset[str]] = frozenset()
     # Its grep's and glob's notes when they stop at their limit (read from its binary, 1.18.33).
     search_incomplete: ClassVar[tuple[str, ...]] = ("(Results truncated.", "(Results are truncated")
+    command: ClassVar[str] = "opencode"
+    batch_mode: ClassVar[tuple[str, ...]] = ("run",)
+    own_dirs_env: ClassVar[tuple[str, ...]] = (
+        "XDG_DATA_HOME",
+        "XDG_CONFIG_HOME",
+        "XDG_STATE_HOME",
+        "OPENCODE_CONFIG_DIR",
+    )
     max_shell_command: ClassVar[int] = 64 * 1024  # one exec argument: Linux caps it at 128 KiB
     call_yields_after_s: ClassVar[float | None] = None
     read_first_refusals: ClassVar[tuple[str, ...]] = ()  # it writes only a file it has read

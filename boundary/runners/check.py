@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from boundary.layout import create_repository
+from boundary.runners.check_findings import findings
 from boundary.runners.command import CommandRunner
 from boundary.runners.contract import Job
 from boundary.runners.protocol import ProtocolError
@@ -23,8 +24,9 @@ MODEL_URL = "http://127.0.0.1:9/jobs/check/v1"  # never contacted: no job starts
 SECRET = "boundary-check-secret"
 
 
-def check_runner(command: str, sandbox: str | None, say: Callable[[str], None]) -> None:
-    """Say what each verb answered; raise ProtocolError at the first answer that breaks the protocol."""
+def check_runner(command: str, sandbox: str | None, say: Callable[[str], None]) -> list[str]:
+    """Say what each verb answered, then what is wrong with the runner that no agent is needed to see (each also
+    returned); raise ProtocolError at the first answer that breaks the protocol."""
     runner = CommandRunner(command, sandbox)
     layers = ", ".join(runner.denials)
     say(f"ok describe: {runner.name}, {runner.agent.name} jobs, sandbox {runner.sandbox.name}; layers: {layers}")
@@ -39,10 +41,14 @@ def check_runner(command: str, sandbox: str | None, say: Callable[[str], None]) 
             _check_job(job)
             say(f"ok create-job {job.name}: {_shown(job)}")
         _check_apart(jobs)
+        warnings = findings(runner, jobs, directory / "state", SECRET)
+        for warning in warnings:
+            say(f"warn {warning}")
         for job in jobs:
             runner.remove_job(job)
             left = [str(p) for p in (job.checkout, job.data_dir) if p.exists()]
             say(f"ok remove-job {job.name}" + (f" (left behind: {', '.join(left)})" if left else ""))
+    return warnings
 
 
 def _check_secret_kept(credentials: list[Path]) -> None:
