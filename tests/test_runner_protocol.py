@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import stat
 import subprocess
@@ -12,10 +13,11 @@ from typing import Any
 
 import pytest
 
-from boundary.runners import AGENTS, command, protocol, runner
+from boundary.runners import AGENTS, command, knowledge, protocol, runner
 from boundary.runners.check import check_runner
 from boundary.runners.command import CommandRunner
 from boundary.runners.protocol import ProtocolError, read_describe, read_job, read_setup
+from boundary.sandboxes import OS_DENIALS
 from boundary.suite import pytest_args
 from boundary.suite.prepare import wording_problem
 
@@ -59,7 +61,8 @@ def test_a_good_description_is_read_whole():
         (json.dumps(DESCRIBE | {"protocol": "1"}), "field 'protocol': expected int, got str"),
         (json.dumps(DESCRIBE | {"agent": "aider"}), "field 'agent': expected one of opencode, claude, codex"),
         (json.dumps(DESCRIBE | {"denials": {}}), "field 'denials': expected at least one layer"),
-        (json.dumps(DESCRIBE | {"denials": {"OS": "No such file"}}), "layer 'OS': expected a non-empty list"),
+        (json.dumps(DESCRIBE | {"denials": {"OS": "No such file"}}), "layer 'OS': 'No such file' is no reference"),
+        (json.dumps(DESCRIBE | {"denials": {"OS": []}}), "layer 'OS': expected a reference (agent, srt"),
         (json.dumps(DESCRIBE | {"expected_tools": []}), "field 'expected_tools': expected at least one entry"),
         (json.dumps(DESCRIBE | {"expected_tools": "bash"}), "field 'expected_tools': expected list, got str"),
     ],
@@ -158,7 +161,7 @@ def answer(verb, args):
 def test_runner_check_asks_every_verb_of_a_good_runner(tmp_path):
     said: list[str] = []
     check_runner(fake_runner(tmp_path, GOOD_RUNNER), None, said.append)
-    verbs = [line.split(":")[0] for line in said]
+    verbs = [line.split(":")[0] for line in said if not line.startswith("   ")]
     jobs = [f"ok {verb} {name}" for verb in ("create-job", "remove-job") for name in ("check-a", "check-a-b")]
     assert verbs == ["ok describe", "ok setup", *jobs]
 
@@ -237,6 +240,43 @@ def test_runner_check_says_what_it_sees_is_wrong_without_an_agent(tmp_path, desc
     assert [line for line in said if line.startswith("warn ")] == [f"warn {w}" for w in warnings]
 
 
+def test_a_layer_may_claim_what_boundary_knows_by_reference():
+    """Issue 29: a command runner had to dig each agent's and sandbox's refusal texts out of its binary."""
+    claims = {
+        "denials": {"OS sandbox": "srt", "agent permission": ["boundary:agent", "my own words"]},
+        "expected_tools": ["boundary:reference", "todowrite"],
+        "forbidden_tools": ["boundary:reference"],
+    }
+    description = read_describe(json.dumps(DESCRIBE | claims))
+    reference = runner(agent="opencode")
+    assert description.denials["OS sandbox"] == OS_DENIALS
+    assert description.denials["agent permission"] == (*reference.agent.denials["agent permission"], "my own words")
+    assert description.expected_tools == reference.expected_tools() | {"todowrite"}
+    assert description.forbidden_tools == reference.forbidden_tools()
+
+
+@pytest.mark.parametrize(
+    ("claims", "says"),
+    [
+        ({"denials": {"OS sandbox": "firejail"}}, "layer 'OS sandbox': 'firejail' is no reference boundary knows"),
+        ({"denials": {"OS sandbox": ["boundary:nope"]}}, "boundary knows: agent, srt, bwrap, claude, codex"),
+        ({"expected_tools": ["boundary:defaults"]}, "field 'expected_tools': unknown reference 'boundary:defaults'"),
+    ],
+)
+def test_an_unknown_reference_names_the_ones_boundary_knows(claims, says):
+    with pytest.raises(ProtocolError, match=re.escape(says)):
+        read_describe(json.dumps(DESCRIBE | claims))
+
+
+def test_runner_check_shows_what_each_reference_expanded_to_and_texts_two_layers_share(tmp_path):
+    claims = {"denials": {"OS sandbox": "srt", "runner plugin": ["Permission denied", "my guard:"]}}
+    body = GOOD_RUNNER.replace(json.dumps(DESCRIBE), json.dumps(DESCRIBE | claims))
+    said: list[str] = []
+    warnings = check_runner(fake_runner(tmp_path, body), None, said.append)
+    assert "   layer 'OS sandbox': 'No such file or directory', 'Permission denied'" in "\n".join(said)
+    assert any("layers 'OS sandbox' and 'runner plugin' both declare 'Permission denied'" in w for w in warnings)
+
+
 def test_runner_check_warns_of_nothing_for_a_careful_runner(tmp_path):
     assert check_runner(fake_runner(tmp_path, GOOD_RUNNER), None, lambda _: None) == []
 
@@ -308,6 +348,8 @@ def schema_errors(verb: str, answer: dict[str, Any]) -> list[str]:
 
 def test_the_published_schema_accepts_what_boundary_accepts(tmp_path):
     assert schema_errors("describe", DESCRIBE) == []
+    references = {"OS sandbox": "srt", "agent permission": ["boundary:agent", "mine"]}
+    assert schema_errors("describe", DESCRIBE | {"denials": references}) == []
     assert schema_errors("setup", {"account_db": str(tmp_path / "a.db")}) == []
     assert schema_errors("create-job", job_answer(tmp_path, tmp=str(tmp_path / "t"), files=[])) == []
 
@@ -317,6 +359,7 @@ def test_the_published_schema_accepts_what_boundary_accepts(tmp_path):
     [
         ("describe", DESCRIBE | {"protocol": 2}),
         ("describe", DESCRIBE | {"denials": {}}),
+        ("describe", DESCRIBE | {"denials": {"OS sandbox": "No such file"}}),
         ("describe", {k: v for k, v in DESCRIBE.items() if k != "expected_tools"}),
         ("create-job", {"argv": [], "env": {}, "checkout": "/s/c", "data": "/s/d"}),
         ("create-job", {"argv": ["x"], "env": {}, "checkout": "relative", "data": "/s/d"}),
@@ -324,3 +367,9 @@ def test_the_published_schema_accepts_what_boundary_accepts(tmp_path):
 )
 def test_the_published_schema_refuses_what_boundary_refuses(verb, answer):
     assert schema_errors(verb, answer)
+
+
+def test_the_schema_names_the_references_boundary_knows():
+    schema = json.loads(SCHEMA.read_text())
+    layer = schema["$defs"]["describe"]["properties"]["denials"]["additionalProperties"]
+    assert tuple(layer["oneOf"][0]["enum"]) == knowledge.DENIAL_REFERENCES

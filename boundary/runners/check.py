@@ -30,6 +30,10 @@ def check_runner(command: str, sandbox: str | None, say: Callable[[str], None]) 
     runner = CommandRunner(command, sandbox)
     layers = ", ".join(runner.denials)
     say(f"ok describe: {runner.name}, {runner.agent.name} jobs, sandbox {runner.sandbox.name}; layers: {layers}")
+    for layer, texts in runner.denials.items():  # references (`boundary:srt`) as they expanded
+        say(f"   layer {layer!r}: {', '.join(repr(text) for text in texts)}")
+    say(f"   expected tools: {', '.join(sorted(runner.expected_tools()))}")
+    say(f"   forbidden tools: {', '.join(runner.forbidden_tools()) or 'none'}")
     with _scratch() as directory:
         repository = create_repository(directory / "repos" / "project.git", {"README.md": "boundary check\n"})
         runner.setup(directory / "state", repository, SECRET)

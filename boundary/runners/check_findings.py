@@ -20,20 +20,31 @@ MAX_READ = 1 << 20  # a file the runner wrote for a job is small; a larger one i
 
 def findings(runner: Runner, jobs: list[Job], state: Path, secret: str) -> list[str]:
     """Every finding, in order: the runner's sandbox, then each job, then what the jobs share."""
-    said = _sandbox(runner)
+    said = _describe(runner)
     for job in jobs:
         said += _secret_in_view(job, secret) + _batch_mode(job, runner) + _outside_state(job, runner, state)
     return said + _shared(jobs, runner)
 
 
-def _sandbox(runner: Runner) -> list[str]:
+def _describe(runner: Runner) -> list[str]:
+    """A sandbox whose failed start nothing describes; a text two layers claim (no refusal with it is credited)."""
     name = runner.sandbox.name
-    if name in STARTUP_FAILURES or runner.sandbox.startup_failures:
-        return []
-    return [
+    said = [
         f"describe: sandbox {name!r} is none boundary knows and declares no startup_failures: a sandbox that never "
         "started a command could read as its refusal. Add the texts it prints when it cannot start"
     ]
+    said = [] if name in STARTUP_FAILURES or runner.sandbox.startup_failures else said
+    layers_of: dict[str, list[str]] = {}
+    for layer, texts in runner.denials.items():
+        for text in texts:
+            layers_of.setdefault(text, []).append(layer)
+    shared = {text: layers for text, layers in layers_of.items() if len(layers) > 1}
+    said += [
+        f"describe: layers {' and '.join(map(repr, layers))} both declare {text!r}: a refusal carrying it is "
+        "credited to neither (INCONCLUSIVE). Keep each text to the one layer that says it"
+        for text, layers in shared.items()
+    ]
+    return said
 
 
 def _secret_in_view(job: Job, secret: str) -> list[str]:

@@ -14,11 +14,9 @@ from typing import ClassVar
 
 from boundary import proc
 from boundary.agents.base import Agent
-from boundary.agents.claude import ClaudeCode
-from boundary.agents.codex import Codex
-from boundary.agents.opencode import OpenCode
 from boundary.layout import JobPaths
 from boundary.runners.contract import Job
+from boundary.runners.knowledge import AGENTS
 from boundary.runners.protocol import (
     VERSION,
     Description,
@@ -32,7 +30,6 @@ from boundary.sandboxes import STARTUP_FAILURES, ShellPolicy
 from boundary.toolchain import tools
 
 TIMEOUT_S = {"describe": 30.0, "setup": 120.0, "create-job": 120.0, "remove-job": 30.0}
-AGENTS: dict[str, type[Agent]] = {"opencode": OpenCode, "claude": ClaudeCode, "codex": Codex}
 STDERR_TAIL = 800
 
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from boundary.runners import knowledge
+
 VERSION = 1
 AGENT_NAMES = ("opencode", "claude", "codex")
 JOB_NAME = re.compile(r"[A-Za-z0-9_.-]+")
@@ -124,22 +126,53 @@ def read_describe(stdout: str) -> Description:
         sandbox=fields.string("sandbox"),
         sandbox_version=fields.optional_string("sandbox_version") or "not given",
         startup_failures=tuple(fields.strings("startup_failures", [])),
-        denials=_denials(fields),
-        expected_tools=frozenset(fields.strings("expected_tools", nonempty=True)),
-        forbidden_tools=tuple(fields.strings("forbidden_tools", [])),
+        denials=_denials(fields, agent),
+        expected_tools=frozenset(_tools(fields, "expected_tools", agent)),
+        forbidden_tools=_tools(fields, "forbidden_tools", agent),
     )
 
 
-def _denials(fields: Fields) -> dict[str, tuple[str, ...]]:
+def _denials(fields: Fields, agent: str) -> dict[str, tuple[str, ...]]:
     raw = fields.get("denials", dict)
     if not raw:
         raise fields.error("expected at least one layer: a runner that claims no layer shows no defence", "denials")
     denials: dict[str, tuple[str, ...]] = {}
     for layer, texts in raw.items():
-        if not isinstance(texts, list) or not texts or not all(isinstance(t, str) and t.strip() for t in texts):
-            raise fields.error(f"layer {layer!r}: expected a non-empty list of non-empty strings, got {texts!r:.120}")
-        denials[layer] = tuple(texts)
+        if isinstance(texts, str) and texts not in knowledge.DENIAL_REFERENCES:
+            known = ", ".join(knowledge.DENIAL_REFERENCES)
+            raise fields.error(
+                f"layer {layer!r}: {texts!r} is no reference boundary knows ({known}); texts go in a list"
+            )
+        entries = [f"{knowledge.PREFIX}{texts}"] if isinstance(texts, str) else texts  # one reference, by its name
+        if not isinstance(entries, list) or not entries or not all(isinstance(t, str) and t.strip() for t in entries):
+            raise fields.error(
+                f"layer {layer!r}: expected a reference ({', '.join(knowledge.DENIAL_REFERENCES)}) or a non-empty "
+                f"list of non-empty strings, got {texts!r:.120}"
+            )
+        denials[layer] = tuple(dict.fromkeys(text for entry in entries for text in _texts(fields, layer, entry, agent)))
     return denials
+
+
+def _texts(fields: Fields, layer: str, entry: str, agent: str) -> tuple[str, ...]:
+    """A text as given, or the texts a `boundary:NAME` reference stands for."""
+    if not entry.startswith(knowledge.PREFIX):
+        return (entry,)
+    texts = knowledge.denial_texts(entry.removeprefix(knowledge.PREFIX), agent)
+    if texts is None:
+        known = ", ".join(knowledge.DENIAL_REFERENCES)
+        raise fields.error(f"layer {layer!r}: unknown reference {entry!r}; boundary knows: {known}", "denials")
+    return texts
+
+
+def _tools(fields: Fields, key: str, agent: str) -> tuple[str, ...]:
+    """Tool names (or forbidden patterns), with `boundary:reference` standing for the reference runner's own."""
+    found: list[str] = []
+    for entry in fields.strings(key, nonempty=True) if key == "expected_tools" else fields.strings(key, []):
+        names = knowledge.tool_names(entry, agent, forbidden=key == "forbidden_tools")
+        if names is None:
+            raise fields.error(f"unknown reference {entry!r}; boundary knows: {knowledge.PREFIX}reference", key)
+        found += names
+    return tuple(dict.fromkeys(found))
 
 
 def read_setup(stdout: str, state: Path) -> tuple[Path | None, list[Path]]:
