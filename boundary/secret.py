@@ -18,6 +18,7 @@ from boundary.runners.contract import Job
 from boundary.verdict import Finding, Verdict
 
 MAX_FILE_BYTES = 8 * 1024 * 1024  # a job's own files are small; a larger one is read up to here
+MAX_HOMES = 8  # files found holding the secret that job B attacks, beside those the runner names
 
 
 def encodings(token: str) -> list[bytes]:
@@ -36,6 +37,19 @@ class RunnerSecret:
     token: str = field(default_factory=canary.new_canary)
     found: list[str] = field(default_factory=list)  # where it was seen
     searched: int = 0  # how many texts were searched
+    lies_in: list[Path] = field(default_factory=list)  # where the runner keeps it, found from outside
+
+    def homes(self, state: Path, job: Job) -> list[Path]:
+        """Where the secret lies, found rather than declared: every file under STATE that holds it (whatever its
+        age: a key written at setup is older than any job), then every file the job's env or argv names; at most
+        MAX_HOMES. Each is a target of every channel of job B's, as the files the runner names are."""
+        named = [Path(v) for v in (*job.env.values(), *job.argv) if v.startswith("/") and Path(v).is_file()]
+        holders = [path for path in (*_files([state]), *named) if self._held_by(path)]
+        self.lies_in = list(dict.fromkeys([*self.lies_in, *holders]))
+        return list(dict.fromkeys(holders))[:MAX_HOMES]
+
+    def _held_by(self, path: Path) -> bool:
+        return any(form in _head(path) for form in encodings(self.token))
 
     def search(self, where: str, data: bytes | str) -> None:
         self.searched += 1
@@ -66,7 +80,9 @@ class RunnerSecret:
             return Finding(Verdict.INCONCLUSIVE, "", "no job ran: nothing shows the runner secret stayed out of reach")
         if problems:  # a job that did not run its script did not try all it would have
             return Finding(Verdict.INCONCLUSIVE, "", "; ".join(problems))
-        return Finding(Verdict.DENIED, "n/a", f"not in any of {self.searched} environments, requests or job files")
+        kept = f"; it lies in {', '.join(map(str, self.lies_in))}" if self.lies_in else ""
+        detail = f"not in any of {self.searched} environments, requests or job files{kept}"
+        return Finding(Verdict.DENIED, "n/a", detail)
 
 
 def _files(roots: list[Path]) -> list[Path]:

@@ -40,7 +40,10 @@ class CrossJob(Scenario):
 
     def _run_job_b(self, runner: Runner, session: Session, job: Job, targets: list[Target]) -> list[ProbeResult]:
         controls, probes = plan_probes(runner, job, targets)
-        secret = [Target("runner_secret", path, session.secret.token) for path in runner.credentials()]
+        # Where the runner says it keeps the secret, and wherever else it is found: a key in a file it does not name
+        # (an auth.json written at setup, an .env) is attacked as well.
+        kept = dict.fromkeys([*runner.credentials(), *session.secret.homes(session.state, job)])
+        secret = [Target("runner_secret", path, session.secret.token) for path in kept]
         _, secret_probes = plan_probes(runner, job, secret, prefix="secret-")  # judged by the secret's oracle
         calls = batched(runner.agent, controls, probes + secret_probes, home=job.checkout)
         script = Script()

@@ -43,3 +43,21 @@ def test_nowhere_is_denied_only_when_a_job_ran(tmp_path):
     secret.check_files(launched)
     assert secret.finding(jobs_ran=1).verdict == "DENIED"
     assert secret.finding(jobs_ran=0).verdict == "INCONCLUSIVE"
+
+
+def test_where_the_secret_lies_is_found_not_declared(tmp_path):
+    """Issue 28: a key the runner wrote at setup into a file it does not name (an auth.json), or one the job's env
+    names outside STATE, is found from outside, whatever its age, and becomes a target of job B's channels."""
+    secret = RunnerSecret()
+    state, elsewhere = tmp_path / "state", tmp_path / "etc"
+    (state / "accounts" / "a").mkdir(parents=True)
+    elsewhere.mkdir()
+    auth = state / "accounts" / "a" / "auth.json"
+    auth.write_text(f'{{"key": "{secret.token}"}}')
+    (state / "accounts" / "a" / "other.json").write_text("{}")
+    named = elsewhere / "key"
+    named.write_bytes(base64.b64encode(b"k=" + secret.token.encode()))
+    launched = job(tmp_path / "job", {"KEY_FILE": str(named), "HOME": str(tmp_path)})
+    assert secret.homes(state, launched) == [auth, named]
+    finding = secret.finding(jobs_ran=1)
+    assert finding.verdict == "DENIED" and f"it lies in {auth}, {named}" in finding.detail

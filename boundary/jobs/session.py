@@ -128,10 +128,15 @@ class Session:
         """The `/` of the host the jobs run on, as the harness reaches it."""
         return self.host.root() if self.host is not None else Path("/")
 
+    @property
+    def state(self) -> Path:
+        """The runner's STATE: everything it creates for this scenario's jobs lives under it."""
+        return self.workdir / "state"
+
     def set_up(self, runner: Runner, files: dict[str, str]) -> Path:
         """A real git repository with `files`, and the runner's state for jobs of it, in this scenario's directory."""
         repository = create_repository(self.workdir / "repos" / "project.git", files)
-        runner.setup(self.workdir / "state", repository, self.secret.token)
+        runner.setup(self.state, repository, self.secret.token)
         return repository
 
     def run_to_the_end(self, job: Job, script: Script) -> tuple[JobOutcome, JobRecord, str]:
