@@ -15,6 +15,7 @@ import pytest
 
 from boundary.runners import AGENTS, command, knowledge, protocol, runner
 from boundary.runners.check import check_runner
+from boundary.runners.claude import all_but
 from boundary.runners.command import CommandRunner
 from boundary.runners.protocol import ProtocolError, read_describe, read_job, read_setup
 from boundary.sandboxes import OS_DENIALS
@@ -373,3 +374,13 @@ def test_the_schema_names_the_references_boundary_knows():
     schema = json.loads(SCHEMA.read_text())
     layer = schema["$defs"]["describe"]["properties"]["denials"]["additionalProperties"]
     assert tuple(layer["oneOf"][0]["enum"]) == knowledge.DENIAL_REFERENCES
+
+
+def test_the_documented_all_but_in_bash_is_the_reference_runners_own():
+    """docs/runner-protocol.md gives runner authors the "every job but this one" patterns in bash."""
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "runner-protocol.md").read_text()
+    section = doc.split('## Deny rules for "every job but this one"')[1]
+    function = section.split("```bash\n")[1].split("```")[0]
+    for name in ("job-b", "job-a.data-a", "Check_A"):
+        run = subprocess.run(["bash", "-c", f"{function}\nall_but /d {name}"], capture_output=True, text=True)
+        assert run.stdout.splitlines() == [f"/d/{pattern}" for pattern in all_but(name)], name
