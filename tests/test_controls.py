@@ -165,6 +165,15 @@ def test_a_guard_that_compares_paths_as_strings_lets_the_prefix_named_job_in(pyt
     result.stdout.fnmatch_lines(["*LEAKED: checkout_file via read_symlink: canary came back*"])
 
 
+def test_a_secret_in_a_file_the_runner_does_not_name_is_found_and_leaked(pytester: pytest.Pytester) -> None:
+    """The runner names no file for its key; the harness finds the file from outside and job B's unguarded read
+    tool reaches it through a symlink: the runner_secret cell is LEAKED, and says where the key lies."""
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:UnnamedSecret", *CROSS_JOB)
+    assert result.ret == 1
+    (secret,) = [r for r in scenario(report)["results"] if r["target"] == "runner_secret"]
+    assert secret["verdict"] == "LEAKED", secret
+
+
 def test_shared_data_dir_leaks_saved_output(pytester: pytest.Pytester) -> None:
     """Incident 1: jobs of one account share a data directory, so B reads A's saved output."""
     result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:SharedDataDir", *CROSS_JOB)

@@ -27,6 +27,22 @@ class NoPlugin(OpencodeRunner):
         return []
 
 
+class UnnamedSecret(NoPlugin):
+    """Keeps the account's key where the reference runner does but names no file for it (its `credentials` say it
+    keeps it elsewhere), and has no guard, so the file tools follow a symlink in the checkout anywhere: only a
+    search for the key from outside makes that file a target (issue 28)."""
+
+    name = "unnamed-secret"
+
+    def credentials(self) -> list[Path]:
+        return []
+
+    def keep_secret(self, secret: str) -> None:
+        kept = self._layout().account_dir / "credentials"
+        kept.touch(mode=0o600)
+        kept.write_text(secret + "\n")
+
+
 class SharedDataDir(OpencodeRunner):
     """One data directory for every job of the account (incident 1)."""
 
