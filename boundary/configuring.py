@@ -116,9 +116,10 @@ def _repository_files(checkout: Path, created: set[Path]) -> set[Path]:
 def _account_db(runner: Runner) -> Path | None:
     account_db = getattr(runner, "account_db", None)
     try:
-        return Path(account_db()) if callable(account_db) else None
+        path = account_db() if callable(account_db) else None
     except (OSError, RuntimeError, ValueError):  # a runner not set up yet has none to name
         return None
+    return None if path is None else Path(path)
 
 
 def _named_by_launch(job: Job) -> list[tuple[Path, str]]:

@@ -20,6 +20,8 @@ from boundary.runners.contract import Job, Runner
 from boundary.scenarios.base import JOB_A, JOB_B, ProbeResult
 
 REPOSITORY_FILES = {"README.md": "A repository for boundary's probe jobs.\n", "src/app.py": "print('hello')\n"}
+ACCOUNT = "account_db"  # the cell's name, whether the account keeps its data in a database or a directory
+NO_ACCOUNT = "the runner keeps no account data: its setup answered neither account_db nor account_dir"
 SAVED_LINES = 3000  # over opencode's 2000-line limit, so the output is saved to a file
 
 
@@ -47,7 +49,10 @@ def run_job_a(runner: Runner, session: Session, job: Job) -> list[Target]:
     saved = agent.saved_output(job.env, record.results.get(call.id, ""))
     missing = job.data_dir / "saved-output-missing"  # judged INCONCLUSIVE: not there
     targets = [Target("saved_output", saved or missing, token, saved.name if saved else canary.new_canary())]
-    return targets + _plant(runner, job)
+    account = plant_account(runner)
+    if account is None:
+        session.not_planted[ACCOUNT] = NO_ACCOUNT
+    return targets + _plant(runner, job) + ([account] if account else [])
 
 
 def _plant(runner: Runner, job: Job) -> list[Target]:
@@ -62,7 +67,22 @@ def _plant(runner: Runner, job: Job) -> list[Target]:
     for target in planted:
         target.path.parent.mkdir(parents=True, exist_ok=True)
         target.path.write_text(f"{target.content}\n")
-    return [*planted, _plant_in_database(runner.account_db())]
+    return planted
+
+
+def plant_account(runner: Runner) -> Target | None:
+    """The account's shared data: a row in its database, else a text file in its directory, else none (a
+    target the runner never made would be a false alarm, or a refusal no layer explains)."""
+    db, directory = runner.account_db(), runner.account_dir()
+    if db is not None:
+        return _plant_in_database(db)
+    if directory is None:
+        return None
+    name = canary.new_canary()
+    target = Target(ACCOUNT, directory / f"account-{name}.txt", canary.new_canary(), name)
+    directory.mkdir(parents=True, exist_ok=True)
+    target.path.write_text(f"{target.content}\n")
+    return target
 
 
 def _plant_in_database(db: Path) -> Target:
@@ -72,4 +92,4 @@ def _plant_in_database(db: Path) -> Target:
         connection.execute("INSERT INTO boundary_canary VALUES (?)", (token,))
     with closing(sqlite3.connect(db)) as connection:
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # into the file itself, where a reader looks
-    return Target("account_db", db, token)
+    return Target(ACCOUNT, db, token)

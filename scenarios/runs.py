@@ -91,6 +91,7 @@ class ScenarioRuns:
                 session.health.take("at baseline")
                 try:
                     record.results = scenario.run(runner, session)
+                    _not_planted(record, session.not_planted)
                     problems = [problem for job in session.jobs for problem in job.problems]
                     secret = session.secret.finding(len(session.jobs), problems)
                     record.results.append(scenario.result(runner, SECRET_CELL, secret))
@@ -134,6 +135,13 @@ class ScenarioRuns:
                 yield host
         finally:
             host.stop()
+
+
+def _not_planted(record: ScenarioRecord, why: dict[str, str]) -> None:
+    """A target the runner has no such thing for (no account data) leaves the plan, said in the record."""
+    said = {target: why[target] for target, _ in record.planned if target in why}
+    record.planned = [cell for cell in record.planned if cell[0] not in said]
+    record.not_planted = said
 
 
 def _after_jobs(host: Host, health: HostHealth) -> dict[str, object]:

@@ -158,6 +158,12 @@ def test_a_database_brings_its_write_ahead_log_and_journal(scope: Path) -> None:
         assert {(kind, Path(f"{db}{s}")) for s in ("", "-wal", "-shm", "-journal")} <= groups
 
 
+def test_a_runner_with_no_account_database_has_none_to_attack(scope: Path) -> None:
+    runner = fake_runner([])
+    runner.account_db = lambda: None
+    assert not [c for c in discover(runner, make_job(scope), set(), scope) if c.kind == "runner_files"]
+
+
 def test_agent_config_dirs_and_plants(scope: Path, tmp_path: Path) -> None:
     """Files in the agent's config dirs in scope, and the plant paths, are agent_config; a dir outside is not."""
     config = scope / "home" / ".config" / "opencode"

@@ -327,3 +327,19 @@ def test_boundary_report_writes_prints_and_exits_as_the_pass_rule(
     assert capsys.readouterr().out.startswith("PASS — every check held" if passed(report) else "FAIL — cross_job:")
     assert cli.main(["report", str(source), "--format", "terminal"]) == status
     assert capsys.readouterr().out == to_text(report)
+
+
+def test_a_target_the_runner_has_no_such_thing_for_is_said_and_its_cells_are_not_counted() -> None:
+    """A runner with no account data: the account's cells leave the plan, and every rendering says why."""
+    from boundary.report.terminal import summary_lines
+
+    report = make_report()
+    scenario = cross(report)
+    scenario["results"] = [r for r in scenario["results"] if r["target"] != "account_db"]
+    scenario["planned"] = [cell for cell in scenario["planned"] if cell[0] != "account_db"]
+    scenario["not_planted"] = {"account_db": "the runner keeps no account data"}
+    assert passed(report)
+    said = "not planted: account_db: the runner keeps no account data — its cells not tried"
+    assert said in summary_lines(report) and said in to_markdown(report).replace("\\", "") and said in to_html(report)
+    scenario["planned"].append(["account_db", "read"])  # still planned, with no result: fails as ever
+    assert not passed(report)

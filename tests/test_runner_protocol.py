@@ -17,7 +17,7 @@ from boundary.runners import AGENTS, command, knowledge, protocol, runner
 from boundary.runners.check import check_runner
 from boundary.runners.claude import all_but
 from boundary.runners.command import CommandRunner
-from boundary.runners.protocol import ProtocolError, read_describe, read_job, read_setup
+from boundary.runners.protocol import ProtocolError, SetupAnswer, read_describe, read_job, read_setup
 from boundary.sandboxes import OS_DENIALS
 from boundary.suite import pytest_args
 from boundary.suite.prepare import wording_problem
@@ -75,9 +75,13 @@ def test_a_bad_description_names_the_verb_and_the_field(stdout, says):
 
 
 def test_setup_may_name_the_account_database_and_the_secrets_files_inside_the_state(tmp_path):
-    assert read_setup("{}", tmp_path) == (None, [])
+    assert read_setup("{}", tmp_path) == SetupAnswer(None, None, [])
     answer = {"account_db": str(tmp_path / "a.db"), "credentials": [str(tmp_path / "key")]}
-    assert read_setup(json.dumps(answer), tmp_path) == (tmp_path / "a.db", [tmp_path / "key"])
+    assert read_setup(json.dumps(answer), tmp_path) == SetupAnswer(tmp_path / "a.db", None, [tmp_path / "key"])
+    answer = {"account_db": None, "account_dir": str(tmp_path / "account")}
+    assert read_setup(json.dumps(answer), tmp_path) == SetupAnswer(None, tmp_path / "account", [])
+    with pytest.raises(ProtocolError, match="field 'account_dir': expected a path inside the state directory"):
+        read_setup(json.dumps({"account_dir": "/home/me"}), tmp_path)
     with pytest.raises(ProtocolError, match="field 'account_db': expected a path inside the state directory"):
         read_setup(json.dumps({"account_db": "/var/lib/a.db"}), tmp_path)
     with pytest.raises(ProtocolError, match="field 'credentials': expected a path inside the state directory"):
@@ -352,6 +356,7 @@ def test_the_published_schema_accepts_what_boundary_accepts(tmp_path):
     references = {"OS sandbox": "srt", "agent permission": ["boundary:agent", "mine"]}
     assert schema_errors("describe", DESCRIBE | {"denials": references}) == []
     assert schema_errors("setup", {"account_db": str(tmp_path / "a.db")}) == []
+    assert schema_errors("setup", {"account_db": None, "account_dir": str(tmp_path / "account")}) == []
     assert schema_errors("create-job", job_answer(tmp_path, tmp=str(tmp_path / "t"), files=[])) == []
 
 

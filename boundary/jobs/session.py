@@ -92,6 +92,7 @@ class Session:
     pod: Pod | None = None  # when set, jobs share its network, PID and mount namespaces
     secret: RunnerSecret = field(default_factory=RunnerSecret)  # handed to the runner; no job may see it
     floor: bool = False  # every job with an empty script: what the agents cost with no probe (`just bench`)
+    not_planted: dict[str, str] = field(default_factory=dict)  # target -> why the runner has no such thing
 
     @contextmanager
     def shared_namespace(self) -> Iterator[Pod]:

@@ -52,7 +52,7 @@ def to_html(report: Report) -> str:
     for name, scenario in scenarios_of(report).items():
         body += [f'<h2 class="scenario">{_e(name)}: {_e(scenario.get("title", ""))}</h2>']
         body += [*_matrix(scenario), *_checks(scenario), *_host(scenario), *_jobs(scenario)]
-        body += [f"<p><i>{_e(view.not_applicable(scenario))}</i></p>"] if scenario.get("not_applicable") else []
+        body += [f"<p><i>{_e(said)}</i></p>" for said in view.not_tried(scenario)]
         body += [*_not_denied(scenario), *_errors(scenario), *_all_results(scenario)]
     head = f'<meta charset="utf-8"><title>{_e(title)}</title><style>{CSS}</style>'
     return (

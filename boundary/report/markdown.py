@@ -33,7 +33,7 @@ def to_markdown(report: Report) -> str:
         lines += [_row(["scenario", *agents]), "|---" * (len(agents) + 1) + "|", *(_row(row) for row in rows), ""]
     for name, scenario in scenarios_of(report).items():
         lines += [f"### {name}: {_md(scenario.get('title', ''))}", "", *_matrix(scenario), ""]
-        lines += [f"*{_md(view.not_applicable(scenario))}*", ""] if scenario.get("not_applicable") else []
+        lines += [line for said in view.not_tried(scenario) for line in (f"*{_md(said)}*", "")]
         lines += [_offered(scenario), *_layers(scenario), *_host(scenario), "", *_jobs(scenario)]
         lines += _not_denied(scenario) + _errors(scenario) + [""]
     lines += [f"<sub>✅ {_md(view.LEGEND)}</sub>", *_errors(run_of(report))]

@@ -35,6 +35,7 @@ class ScenarioRecord:
     host: dict[str, Any] | None = None  # host health (boundary.host.health.host_report)
     agent: str = ""
     not_applicable: list[str] = field(default_factory=list)  # tool kinds the agent lacks: their channels not tried
+    not_planted: dict[str, str] = field(default_factory=dict)  # target -> why the runner has none (its cells unplanned)
 
     def layer_counts(self) -> dict[str, int]:
         """How many probes each claimed layer denied; a claimed layer that denied none is not shown to work."""
@@ -56,6 +57,7 @@ class ScenarioRecord:
             "title": self.title,
             "agent": self.agent,
             "not_applicable": self.not_applicable,
+            "not_planted": self.not_planted,
             "planned": [list(cell) for cell in self.planned],
             "results": [r.as_dict() for r in self.results],
             "jobs": [j.as_dict() for j in self.jobs],

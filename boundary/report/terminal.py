@@ -19,7 +19,7 @@ from boundary.report.passrule import (
     scenario_failures,
     scenarios_of,
 )
-from boundary.report.view import LAYER_SHORT, LEGEND, cell_text, matrix, not_applicable, num, side_by_side, verdict_line
+from boundary.report.view import LAYER_SHORT, LEGEND, cell_text, matrix, not_tried, num, side_by_side, verdict_line
 
 WIDTH = 100  # the legend's lines, as wide as a scenario's matrix usually is
 MIN_COLUMN = 7  # a matrix column fits the longest cell text ("INCONCLUSIVE" aside) whatever its channel's name
@@ -67,8 +67,7 @@ def _columns(header: list[str], rows: list[list[str]], widths: list[int], least:
 def _scenario_lines(name: str, scenario: dict[str, Any]) -> list[str]:
     failed = scenario_failures(name, scenario)
     lines = [f"== {name}: {scenario.get('title')} — {'FAILED' if failed else 'held'}", *_matrix(scenario)]
-    if scenario.get("not_applicable"):
-        lines.append(not_applicable(scenario))
+    lines += not_tried(scenario)
     offered = scenario.get("offered_tools")
     if offered:
         mark = "held" if offered.get("passed") else "FAILED"

@@ -109,9 +109,14 @@ def _outcome(name: str, scenario: dict[str, Any]) -> str:
     return f"FAILED ({bad} of {len(results)} not denied)" if bad else "FAILED"
 
 
-def not_applicable(scenario: dict[str, Any]) -> str:
+def not_tried(scenario: dict[str, Any]) -> list[str]:
+    """What the scenario did not try, and why: the channels of a tool the agent lacks, a target the runner has no
+    such thing for."""
     kinds = ", ".join(str(kind) for kind in scenario.get("not_applicable") or [])
-    return f"not applicable: channels through a {kinds} tool ({scenario.get('agent')} has none) — not tried"
+    lines = [f"not applicable: channels through a {kinds} tool ({scenario.get('agent')} has none) — not tried"]
+    said = scenario.get("not_planted")
+    planted = [f"not planted: {target}: {why} — its cells not tried" for target, why in (said or {}).items()]
+    return (lines if kinds else []) + (planted if isinstance(said, dict) else [])
 
 
 def _version(report: Report, name: str) -> str:

@@ -39,7 +39,7 @@ def check_runner(command: str, sandbox: str | None, say: Callable[[str], None]) 
         runner.setup(directory / "state", repository, SECRET)
         _check_secret_kept(runner.credentials())
         kept = ", ".join(str(p) for p in runner.credentials()) or "no file named (kept elsewhere)"
-        say(f"ok setup: state {directory / 'state'}; account database {runner.account_db()}; secret in {kept}")
+        say(f"ok setup: state {directory / 'state'}; {_account(runner)}; secret in {kept}")
         jobs = [runner.create_job(name, MODEL_URL) for name in JOB_NAMES]
         for job in jobs:
             _check_job(job)
@@ -74,6 +74,15 @@ def _check_apart(jobs: list[Job]) -> None:
     a, b = jobs
     if a.checkout == b.checkout:
         raise ProtocolError(f"runner create-job: jobs {a.name} and {b.name} got one checkout, {a.checkout}")
+
+
+def _account(runner: CommandRunner) -> str:
+    """Where boundary plants the account's data for job B to reach for, or why nowhere."""
+    if (db := runner.account_db()) is not None:
+        return f"account database {db}"
+    if (directory := runner.account_dir()) is not None:
+        return f"account directory {directory} (a text file planted there)"
+    return "no account data (its cross_job cells are not planned; answer account_db or account_dir if it has some)"
 
 
 def _shown(job: Job) -> str:

@@ -21,6 +21,7 @@ from boundary.runners.protocol import (
     VERSION,
     Description,
     ProtocolError,
+    SetupAnswer,
     read_describe,
     read_empty,
     read_job,
@@ -64,8 +65,7 @@ class CommandRunner:
             raise ProtocolError("--runner-cmd: expected a command, got an empty string")
         self.sandbox_override = sandbox
         self.state: Path | None = None
-        self._account_db: Path | None = None
-        self._credentials: list[Path] = []
+        self._setup = SetupAnswer(None, None, [])
         description = describe(self.command, sandbox)
         self.description = description
         self.name = description.name
@@ -78,14 +78,16 @@ class CommandRunner:
         state.mkdir(parents=True, exist_ok=True)
         self.state = state
         answer = self._call("setup", str(state), str(repository), extra={"BOUNDARY_RUNNER_SECRET": secret})
-        self._account_db, self._credentials = read_setup(answer, state)
+        self._setup = read_setup(answer, state)
 
-    def account_db(self) -> Path:
-        """The database the account's jobs share; a runner without one gets a file of boundary's as the target."""
-        return self._account_db or self._state() / "boundary-account.db"
+    def account_db(self) -> Path | None:
+        return self._setup.account_db
+
+    def account_dir(self) -> Path | None:
+        return self._setup.account_dir
 
     def credentials(self) -> list[Path]:
-        return list(self._credentials)
+        return list(self._setup.credentials)
 
     def create_job(self, name: str, model_url: str) -> Job:
         answer = read_job(self._call("create-job", name, model_url), name, self._state())

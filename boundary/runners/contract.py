@@ -52,7 +52,11 @@ class Runner(Protocol):
         """Create the runner's state (account, database) for jobs of `repository`; keep `secret` (a credential
         of the account's, as an API key) where the runner keeps credentials. No job may ever see it."""
 
-    def account_db(self) -> Path: ...
+    def account_db(self) -> Path | None:
+        """The database (SQLite) every job of the account shares; None: it has none."""
+
+    def account_dir(self) -> Path | None:
+        """The directory of the files every job of the account shares (used when it names no database)."""
 
     def credentials(self) -> list[Path]:
         """The files that hold the runner secret (none: it is kept elsewhere, e.g. by a proxy)."""

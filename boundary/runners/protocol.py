@@ -37,6 +37,13 @@ class Description:
 
 
 @dataclass(frozen=True)
+class SetupAnswer:
+    account_db: Path | None  # the account's database (SQLite), shared by its jobs
+    account_dir: Path | None  # the directory of the account's shared files
+    credentials: list[Path]  # the files that hold the runner secret
+
+
+@dataclass(frozen=True)
 class JobAnswer:
     argv: list[str]
     env: dict[str, str]
@@ -175,11 +182,12 @@ def _tools(fields: Fields, key: str, agent: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
-def read_setup(stdout: str, state: Path) -> tuple[Path | None, list[Path]]:
-    """The account database (None: the runner has none) and the files that hold the runner secret."""
+def read_setup(stdout: str, state: Path) -> SetupAnswer:
+    """Where the account keeps what its jobs share (neither: nothing), and the files that hold the runner secret."""
     fields = Fields("setup", stdout)
     credentials = [inside(fields, "credentials", value, state) for value in fields.strings("credentials", [])]
-    return fields.optional_path("account_db", state), credentials
+    account_db, account_dir = (fields.optional_path(key, state) for key in ("account_db", "account_dir"))
+    return SetupAnswer(account_db, account_dir, credentials)
 
 
 def read_job(stdout: str, name: str, state: Path) -> JobAnswer:

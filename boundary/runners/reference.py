@@ -68,6 +68,9 @@ class ReferenceRunner(ABC):
     def account_db(self) -> Path:
         return self._layout().account_db
 
+    def account_dir(self) -> Path:
+        return self._layout().account_dir
+
     def credentials(self) -> list[Path]:
         return [self._layout().account_dir / "credentials"]
 
