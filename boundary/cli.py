@@ -17,6 +17,7 @@ from boundary.report.passrule import exit_status
 from boundary.report.record import load
 from boundary.report.renderings import RENDERINGS, suite_renderings, write_each
 from boundary.report.view import verdict_line
+from boundary.runners import init as runner_init
 from boundary.runners.check import check_runner
 from boundary.runners.protocol import ProtocolError
 from boundary.suite import pytest_args
@@ -91,6 +92,20 @@ def _runner_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _runner_init(args: argparse.Namespace) -> int:
+    try:
+        written = runner_init.init(args.agent, args.lang, args.directory, args.force)
+    except runner_init.InitError as error:
+        print(f"boundary: {error}", file=sys.stderr)
+        return 2
+    print("wrote " + ", ".join(str(path) for path in written))
+    template = runner_init.template_for(args.agent, args.lang)
+    print(f"next, in {args.directory}: `just runner-check` (seconds, no agent), `just runner-sandbox` (the live")
+    print(f"suite, as root), then make the runner yours; boundary starts it as `{template.command}`. In")
+    print(f"{runner_init.WORKFLOW}, replace OWNER/boundary@main with where you get boundary from.")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="boundary", description="Live sandbox boundary test harness")
     commands = root.add_subparsers(dest="command", required=True)
@@ -138,6 +153,16 @@ def parser() -> argparse.ArgumentParser:
     check_parser.add_argument("command_line", metavar="COMMAND", help='the runner command, e.g. "node my-runner.mjs"')
     check_parser.add_argument("--sandbox", help="ask for this sandbox instead of the runner's own (BOUNDARY_SANDBOX)")
     check_parser.set_defaults(func=_runner_check)
+    init_parser = runner_commands.add_parser(
+        "init", help="write a runner to start from (boundary's example), its Justfile recipes and CI workflow"
+    )
+    init_parser.add_argument("--agent", required=True, choices=runner_init.AGENTS, help="the agent its jobs run")
+    init_parser.add_argument(
+        "--lang", choices=runner_init.LANGUAGES, help="its language (default: the one boundary has it in)"
+    )
+    init_parser.add_argument("--force", action="store_true", help="overwrite files of the same names")
+    init_parser.add_argument("directory", nargs="?", default=".", type=Path, help="where (default: here)")
+    init_parser.set_defaults(func=_runner_init)
     return root
 
 
