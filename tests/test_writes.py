@@ -335,6 +335,7 @@ def test_judging_a_simulated_job(tmp_path: Path) -> None:
     problems = [controls["shell_write_computed"]]
     changed = judge(0, "shell_write_computed", tuple(problems))
     assert changed.verdict is Verdict.TAMPERED and "changed during shell_write_computed" in changed.detail
+    assert "not a payload of the job's tools, but the job's agent" in changed.detail  # no marker: not the tool
     appeared = judge(1, "shell_write_computed", tuple(problems))
     assert appeared.verdict is Verdict.TAMPERED and "shell_write_computed wrote its marker" in appeared.detail
     failed = judge(2, "shell_write_computed", tuple(problems))

@@ -178,7 +178,7 @@ class WriteAttack:
             elif target.kind != CONTROL:  # the job's own file takes every channel's marker: only its own counts
                 change = changed(seen, now, target.judged_by_marker_only)
                 if change:
-                    target.effects[channel] = f"{target.path} changed during {channel} ({change})"
+                    target.effects[channel] = f"{target.path} changed during {channel} ({change}), {NOT_A_PAYLOAD}"
             self._seen[index] = now
 
     def settle(self, when: str) -> None:
@@ -199,7 +199,7 @@ class WriteAttack:
             if change and not marked and target.kind != CONTROL:
                 for channel in CHANNELS:
                     if self.applies(index, channel):
-                        effect = f"{target.path} changed {when} ({change}); no marker says which channel"
+                        effect = f"{target.path} changed {when} ({change}), {NOT_A_PAYLOAD}"
                         target.effects.setdefault(channel, effect)
             self._seen[index] = now
 
@@ -241,6 +241,14 @@ class WriteAttack:
         if problems:
             return Finding(Verdict.INCONCLUSIVE, "", "; ".join(problems))
         return self.answers.unchanged(target.path, (index, channel), denials, refusals)
+
+
+# An unmarked change is no tool's payload (each writes its marker): the job's agent or another of its processes
+# made it. Still TAMPERED (a job rewrote what configures it), but the cell must not read as "the tool got through".
+NOT_A_PAYLOAD = (
+    "with no channel's marker: not a payload of the job's tools, but the job's agent or another of its processes "
+    "rewriting it (an agent rewrites some of its own files, e.g. at start)"
+)
 
 
 def judge_group(findings: list[tuple[WriteTarget, Finding]], kind: str) -> Finding:
