@@ -22,13 +22,15 @@ MAX_HOMES = 8  # files found holding the secret that job B attacks, beside those
 
 
 def encodings(token: str) -> list[bytes]:
-    """The token, and the base64 of it at each of the three alignments a longer text may put it at."""
+    """The token, and the base64 of it at each of the three alignments a longer text may put it at: the characters
+    the token alone decides, and its whole 3-byte groups (what a search that matches whole groups writes down)."""
     raw = token.encode()
     forms = [raw]
     for pad in range(3):
         encoded = base64.b64encode(b"\0" * pad + raw)
         start, end = (4 * pad + 2) // 3 + 1, len(encoded) - 3  # drop the characters the padding touches
         forms.append(encoded[start:end])
+        forms.append(base64.b64encode(raw[pad:][: (len(raw) - pad) // 3 * 3]))
     return forms
 
 

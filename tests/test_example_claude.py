@@ -10,32 +10,23 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
+from live import run_suite
 
 from boundary.layout import JobPaths, RunnerLayout, create_repository
 from boundary.runners.check import check_runner
 from boundary.runners.claude import ClaudeRunner
 from boundary.runners.command import CommandRunner
-from boundary.suite import pytest_args
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "runners" / "claude"
 RUNNER = f"bash {EXAMPLE / 'runner.sh'}"
 live = pytest.mark.live
 
 
-def run_suite(pytester: pytest.Pytester, command: str, *options: str) -> tuple[pytest.RunResult, dict[str, Any]]:
-    report = pytester.path / "report.json"
-    argv = (*pytest_args(), "--boundary-report", str(report), "--runner-cmd", command, *options)
-    result = pytester.runpytest_subprocess(*argv, timeout=900)
-    assert report.exists(), f"the suite wrote no report:\n{result.stdout.str()[-3000:]}"
-    return result, json.loads(report.read_text())
-
-
 @live
 def test_the_example_passes_every_scenario_with_every_probe_denied(pytester: pytest.Pytester) -> None:
-    result, report = run_suite(pytester, RUNNER)
+    result, report = run_suite(pytester, "--runner-cmd", RUNNER)
     assert result.ret == 0, result.stdout.str()[-3000:]
     names = {"cross_job", "cross_job_writes", "tamper", "hostile_repository", "sweep"}
     assert set(report["scenarios"]) == {f"claude/{name}" for name in names}
@@ -48,7 +39,8 @@ def test_the_example_passes_every_scenario_with_every_probe_denied(pytester: pyt
 
 @live
 def test_skipped_permissions_leak_every_other_jobs_file_through_the_file_tools(pytester: pytest.Pytester) -> None:
-    result, report = run_suite(pytester, f"bash {EXAMPLE / 'skip-permissions.sh'}", "--scenario", "cross_job")
+    defective = f"bash {EXAMPLE / 'skip-permissions.sh'}"
+    result, report = run_suite(pytester, "--runner-cmd", defective, "--scenario", "cross_job")
     assert result.ret == 1
     results = report["scenarios"]["claude/cross_job"]["results"]
     read = {r["target"]: r["verdict"] for r in results if r["channel"] == "read"}
@@ -67,7 +59,7 @@ def test_a_runner_that_keeps_no_account_data_gets_no_invented_target(pytester: p
         f'if [ "$1" = setup ]; then bash {EXAMPLE / "runner.sh"} "$@" | {drop}\n'
         f'else exec bash {EXAMPLE / "runner.sh"} "$@"; fi\n'
     )
-    result, report = run_suite(pytester, f"bash {wrapper}", "--scenario", "cross_job")
+    result, report = run_suite(pytester, "--runner-cmd", f"bash {wrapper}", "--scenario", "cross_job")
     assert result.ret == 0, result.stdout.str()[-3000:]
     part = report["scenarios"]["claude/cross_job"]
     assert "neither account_db nor account_dir" in part["not_planted"]["account_db"]

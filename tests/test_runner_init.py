@@ -6,18 +6,17 @@ written runner answers every verb; the Claude Code one passes the live suite fro
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from live import run_suite
 
 from boundary.cli import main
 from boundary.runners import init as runner_init
 from boundary.runners.check import check_runner
-from boundary.suite import pytest_args
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -80,9 +79,7 @@ def test_each_written_runner_answers_every_verb(tmp_path: Path, monkeypatch: pyt
 @pytest.mark.live
 def test_the_written_claude_code_runner_passes_the_live_suite_as_written(pytester: pytest.Pytester) -> None:
     runner_init.init("claude", None, pytester.path)
-    report = pytester.path / "report.json"
-    argv = (*pytest_args(), "--boundary-report", str(report), "--runner-cmd", "bash runner.sh")
-    result = pytester.runpytest_subprocess(*argv, timeout=900)
+    result, report = run_suite(pytester, "--runner-cmd", "bash runner.sh")  # from the runner's directory
     assert result.ret == 0, result.stdout.str()[-3000:]
-    scenarios = json.loads(report.read_text())["scenarios"]
+    scenarios = report["scenarios"]
     assert {r["verdict"] for part in scenarios.values() for r in part["results"]} == {"DENIED"}

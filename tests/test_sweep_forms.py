@@ -145,3 +145,26 @@ def test_only_a_file_that_starts_with_the_magic_is_shipped(tmp_path: Path) -> No
     ran = subprocess.run(["bash", "-c", search_lines("list")], capture_output=True, text=True, cwd=tmp_path)
     shipped = [line.split(" ")[1] for line in ran.stdout.splitlines() if line.startswith("boundary-compressed ")]
     assert shipped == [str(tmp_path / "stream.zz")]
+
+
+def test_a_token_b_is_never_handed_is_found_in_every_form_without_naming_it(tmp_path: Path) -> None:
+    """The runner secret: its forms cannot be in B's script, so patterns that match every canary's forms find its
+    copy, and what B's sweep writes down holds the copy (the secret's own oracle reads it there)."""
+    from boundary.secret import encodings
+
+    secret = "BOUNDARY-fedcba9876543210fedc"
+    for skip in range(3):
+        (tmp_path / f"b64-{skip}").write_bytes(base64.b64encode(b"x" * skip + secret.encode() + b"\n"))
+    (tmp_path / "le").write_bytes(secret.encode("utf-16-le"))
+    (tmp_path / "be").write_bytes(b"\0\0\0" + secret.encode("utf-16-be"))
+    (tmp_path / FORMS_FILE).write_bytes(patterns([TOKEN]))  # B's script knows other canaries, never the secret
+    assert secret.encode() not in (tmp_path / FORMS_FILE).read_bytes()
+    assert not any(form in (tmp_path / FORMS_FILE).read_bytes() for form in encodings(secret))
+    files = sorted(p for p in tmp_path.iterdir() if p.name != FORMS_FILE)
+    (tmp_path / "list").write_bytes(b"".join(str(p).encode() + b"\0" for p in files))
+    ran = subprocess.run(["bash", "-c", search_lines("list")], capture_output=True, cwd=tmp_path)
+    written = {line.split(b":", 1)[0].rsplit(b"/", 1)[1]: line for line in ran.stdout.splitlines()}
+    assert set(written) == {f.name.encode() for f in files if f.name != "list"}
+    assert all(any(form in line for form in encodings(secret)) for line in written.values()), written
+    found = decoded(ran.stdout.decode(errors="replace"), [secret])  # the harness reads them as copies too
+    assert len([line for line in found.splitlines() if line.endswith(f":{secret}")]) == len(written)

@@ -22,3 +22,15 @@ def test_a_cache_every_job_shares_is_found_where_the_environment_names_it(pytest
     assert "npm-cache (found by env-npm_config_cache)" in leaked["detail"], leaked["detail"]
     assert {cell: r["verdict"] for cell, r in cells.items() if r["verdict"] != "DENIED"} == {}
     result.stdout.fnmatch_lines(["*LEAKED: discovered_places via shell_sweep: *npm-cache*"])
+
+
+def test_the_key_in_an_encoded_form_where_only_the_sweep_looks_is_found(pytester: pytest.Pytester) -> None:
+    """The shared cache holds the runner secret as npm keeps a credential (base64 of `user:password`): the sweep's
+    shell, which is never handed the key's forms, finds it with the forms every canary takes, and the runner_secret
+    cell is LEAKED (it was DENIED while the sweep looked for the harness's own canaries' forms only)."""
+    runner = "boundary.sabotage.sweep:NpmAuthInSharedCache"
+    result, report = run_suite(pytester, "--agent", "opencode", "--scenario", "sweep", "--runner", runner)
+    assert result.ret == 1
+    (secret,) = [r for r in scenario(report, "sweep")["results"] if r["target"] == "runner_secret"]
+    assert secret["verdict"] == "LEAKED", secret
+    assert "shell sweep found" in secret["detail"] or "own files" in secret["detail"], secret["detail"]

@@ -46,7 +46,22 @@ def patterns(tokens: list[str]) -> bytes:
     `grep -a -E -f`: one read of each file finds them all. `+` is the one character of base64 an ERE reads."""
     forms = [form.replace("+", "[+]").encode() for token in tokens for form in base64_forms(token)]
     forms += [token.encode(encoding) for token in tokens for encoding in ("utf-16-le", "utf-16-be")]
-    return b"\n".join([canary.PATTERN.encode(), *forms]) + b"\n"
+    return b"\n".join([canary.PATTERN.encode(), *forms, *any_canary_forms()]) + b"\n"
+
+
+def any_canary_forms() -> list[bytes]:
+    """Patterns that match every canary's base64 (each alignment) and UTF-16 without naming one: how B finds a
+    copy of a token it must never be handed, the runner secret, whose forms its script cannot hold. The match is
+    the whole form, so what B's sweep writes down holds the copy it found."""
+    prefix, size = canary.PREFIX.encode(), len(canary.new_canary())
+    found = []
+    for skip in range(3):
+        fixed = base64.b64encode(prefix[skip:][: (len(prefix) - skip) // 3 * 3]).decode()
+        found.append(f"{fixed}[A-Za-z0-9+/]{{{(size - skip) // 3 * 4 - len(fixed)}}}".encode())
+    digits = size - len(prefix)
+    found.append(canary.PREFIX.encode("utf-16-le") + b"([0-9a-f]\0){%d}" % digits)
+    found.append(canary.PREFIX.encode("utf-16-be") + b"(\0[0-9a-f]){%d}" % digits)
+    return found
 
 
 def search_lines(files: str) -> str:

@@ -110,7 +110,10 @@ class Sweep(Scenario):
                 sweep_ipc.clean(ipc, session.pod.pid if session.pod is not None else None)
                 clean([*places, *own_places, *sides.a.planted, *sides.b.planted], root)
             found = found_by(runner, record, job_b)
-            found["shell_sweep"] = decoded(found["shell_sweep"], [*a_tokens, *in_forms.values()])
+            # The runner secret too, in every form (its compressed copies are read here): B never held its forms.
+            tokens = [*a_tokens, *in_forms.values(), session.secret.token]
+            found["shell_sweep"] = decoded(found["shell_sweep"], tokens)
+            session.secret.search(f"what job {job_b.name}'s shell sweep found (copies decoded)", found["shell_sweep"])
             controls = controls_of(found, record, own, secret_b, runner.agent.full_result)
             controls["shell_sweep:forms"] = form_controls(found["shell_sweep"], in_forms)
             problems = [*session.problems_of(JOB_A), *session.problems_of(JOB_B)]
