@@ -12,6 +12,7 @@ import functools
 import importlib
 from importlib.metadata import entry_points
 
+from boundary.scenarios.after_removal import AfterRemoval
 from boundary.scenarios.base import Cell, ProbeResult, Scenario
 from boundary.scenarios.cross_job import CrossJob
 from boundary.scenarios.cross_job_writes import CrossJobWrites
@@ -26,7 +27,18 @@ from boundary.scenarios.terminal import Terminal
 ENTRY_POINTS = "boundary.scenarios"
 BUILT_IN: dict[str, type[Scenario]] = {
     s.name: s
-    for s in (CrossJob, CrossJobWrites, Tamper, HostileRepository, Sweep, Terminal, Reach, Sessions, Escalation)
+    for s in (
+        CrossJob,
+        CrossJobWrites,
+        Tamper,
+        HostileRepository,
+        Sweep,
+        AfterRemoval,
+        Terminal,
+        Reach,
+        Sessions,
+        Escalation,
+    )
 }
 
 __all__ = ["BUILT_IN", "Cell", "ProbeResult", "Scenario", "get_scenario", "registry"]

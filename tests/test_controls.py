@@ -48,7 +48,7 @@ def test_reference_runner_passes(pytester: pytest.Pytester) -> None:
     """Every scenario: every probe DENIED with a recognised layer, tools as expected, no network, every layer seen."""
     result, report = run_suite(pytester)
     assert result.ret == 0, result.stdout.str()[-3000:]
-    names = {"cross_job", "cross_job_writes", "tamper", "hostile_repository", "sweep"}
+    names = {"cross_job", "cross_job_writes", "tamper", "hostile_repository", "sweep", "after_removal"}
     agents = ("opencode", "claude", "codex")  # the default: every agent's reference runner, side by side
     assert set(report["scenarios"]) == {f"{agent}/{name}" for agent in agents for name in names}
     for part in report["scenarios"].values():
@@ -545,3 +545,23 @@ def test_a_refusal_that_ends_the_job_does_not_end_the_probing(pytester: pytest.P
         r["detail"] for r in inconclusive if r not in ended
     ]
     assert any(job["name"].endswith(".rerun1") for job in scenario(report)["jobs"])
+
+
+AFTER_REMOVAL = ("--agent", "opencode", "--scenario", "after_removal")
+
+
+def test_a_pooled_checkout_hands_the_next_job_what_the_last_left(pytester: pytest.Pytester) -> None:
+    """A removed job's checkout kept for the next job, reset but not cleaned: job C is created holding A's file."""
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:PooledCheckouts", *AFTER_REMOVAL)
+    assert result.ret == 1
+    assert verdicts(report, "inherited", "after_removal")["checkout_file"] == "LEAKED"
+    result.stdout.fnmatch_lines(["*LEAKED: checkout_file via inherited: job job-b was created holding A's canary*"])
+
+
+def test_data_archived_at_remove_job_where_every_job_reads_leaks(pytester: pytest.Pytester) -> None:
+    """remove-job copies the job's data into an archive every job's shell may read: job C reads A's saved output."""
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:ArchivesJobData", *AFTER_REMOVAL)
+    assert result.ret == 1
+    leaked = verdicts(report, "shell_cat", "after_removal")
+    assert {leaked[target] for target in ("saved_output", "shell_capture")} == {"LEAKED"}, leaked
+    result.stdout.fnmatch_lines(["*LEAKED: saved_output via shell_cat: after job A was removed, its canary was left*"])

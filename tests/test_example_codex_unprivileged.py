@@ -60,7 +60,7 @@ def test_runner_passes_every_codex_scenario_with_the_os_user_layer(pytester: pyt
     cross_job the OS user refuses job A's checkout while codex's sandbox hides A's sessions and the account."""
     result, report = run_suite(pytester, RUNNER, "--host", "container")
     assert result.ret == 0, result.stdout.str()[-3000:]
-    names = {"cross_job", "cross_job_writes", "tamper", "hostile_repository", "sweep"}
+    names = {"cross_job", "cross_job_writes", "tamper", "hostile_repository", "sweep", "after_removal"}
     assert set(report["scenarios"]) == {f"codex/{name}" for name in names}
     for part in report["scenarios"].values():
         assert {r["verdict"] for r in part["results"]} == {"DENIED"}

@@ -6,16 +6,17 @@ the harness can fail; a green run against any of them is a harness defect.
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
 from boundary.agents.opencode import GUARD_PLUGIN
 from boundary.host.base import RESOLVED_PROCESS
-from boundary.layout import JobPaths
+from boundary.layout import JobPaths, git
 from boundary.runners.contract import Job
 from boundary.runners.opencode import OpencodeRunner
-from boundary.sandboxes import Srt
+from boundary.sandboxes import ShellPolicy, Srt
 
 
 class NoPlugin(OpencodeRunner):
@@ -280,3 +281,54 @@ class PrefixGuard(OpencodeRunner):
                 raise RuntimeError(f"the guard no longer compares roots as `{exact}`: update this sabotage")
             naive.write_text(text.replace(exact, "p.startsWith(root)"))
         return naive.as_uri()
+
+
+class PooledCheckouts(OpencodeRunner):
+    """Keeps a removed job's checkout for the next job, as runners that pool warm checkouts do, and hands it over
+    with `git reset --hard` but no `git clean`: what the last job left untracked is the next job's (issue 28)."""
+
+    name = "pooled-checkouts"
+
+    def pool(self) -> Path:
+        return self._layout().state / "pool"
+
+    def remove_job(self, job: Job) -> None:
+        self.pool().mkdir(exist_ok=True)
+        job.paths.checkout.rename(self.pool() / f"checkout-{len(list(self.pool().iterdir()))}")
+        super().remove_job(job)
+
+    def checked_out(self, name: str) -> JobPaths:
+        pooled = sorted(self.pool().iterdir()) if self.pool().is_dir() else []
+        if not pooled:
+            return super().checked_out(name)
+        paths = self.job_paths(name)
+        pooled[0].rename(paths.checkout)
+        git("reset", "-q", "--hard", cwd=paths.checkout)
+        paths.create_dirs()
+        return paths
+
+
+class ArchivesJobData(OpencodeRunner):
+    """At remove-job, copies the job's data directory into one archive of the account's "for debugging", which every
+    job's shell may read: what a removed job saved, the next job reads (issue 28)."""
+
+    name = "archives-job-data"
+
+    def archive(self) -> Path:
+        return self._layout().account_dir / "archive"
+
+    def remove_job(self, job: Job) -> None:
+        shutil.copytree(job.data_dir, self.archive() / job.name, symlinks=True, dirs_exist_ok=True)
+        super().remove_job(job)
+
+    def shell_policy(self, paths: JobPaths) -> ShellPolicy:
+        policy = super().shell_policy(paths)
+        self.archive().mkdir(parents=True, exist_ok=True)  # srt binds only what exists
+        policy.allow_read.append(self.archive())
+        return policy
+
+    def permission(self, paths: JobPaths) -> dict[str, Any]:
+        """The archive allowed to the agent's shell as well, as the debugging it is kept for needs."""
+        permission = super().permission(paths)
+        allowed = {**permission["external_directory"], f"{self.archive()}/*": "allow"}
+        return {**permission, "external_directory": allowed}

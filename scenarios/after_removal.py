@@ -1,0 +1,125 @@
+"""The after-removal scenario: what job A leaves once the runner removed it, and whether the next job gets it.
+
+Job A runs and its targets are planted (`common.run_job_a`); the runner removes it. From outside, every file under
+`STATE` is searched for A's canaries (a runner that archives a job's data, or keeps it for a pool, is told where);
+then job C of the same account and repository is created, and its own files (checkout, data, TMPDIR, HOME) are
+searched: a pooled checkout or HOME that still holds A's files hands them to C (`inherited`). Whatever of A's is
+left elsewhere becomes C's target: its read tool and its shell try each such file, judged as `cross_job` judges.
+With nothing left, no agent needs to start: the cells say what was searched.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from boundary import canary
+from boundary.agents.base import home
+from boundary.jobs.session import Session
+from boundary.model import Script
+from boundary.probes import CHANNELS, Target, channels_for
+from boundary.runners.contract import Job, Runner
+from boundary.scenarios.base import JOB_A, JOB_B, Cell, ProbeResult, Scenario
+from boundary.scenarios.common import REPOSITORY_FILES, run_job_a
+from boundary.scenarios.common_probes import judge_probes, plan_probes
+from boundary.scenarios.probe_batches import batched
+from boundary.verdict import Finding, Verdict
+
+JOB_C = JOB_B  # created after A was removed: B's name, so a runner that reuses paths by name is tried too
+INHERITED = "inherited"
+LEFT_CHANNELS = [ch for ch in CHANNELS if ch.name in ("read", "shell_cat")]
+MAX_SEARCHED_BYTES = 4 * 1024 * 1024  # of each file under STATE: A's canaries sit in small files
+
+
+class AfterRemoval(Scenario):
+    """Job C, created after job A was removed, starts with nothing of A's and reaches nothing A left."""
+
+    name = "after_removal"
+    title = "job C, created after job A was removed, gets nothing of A's: in its own files or what A left behind"
+
+    def plan(self, runner: Runner) -> list[Cell]:
+        channels = [ch.name for ch in channels_for(runner.agent, LEFT_CHANNELS)]
+        return [(target, channel) for target in _targets(runner) for channel in (INHERITED, *channels)]
+
+    def run(self, runner: Runner, session: Session) -> list[ProbeResult]:
+        session.set_up(runner, REPOSITORY_FILES)
+        with session.job(runner, JOB_A) as job_a:
+            targets = [t for t in run_job_a(runner, session, job_a) if t.name in _targets(runner)]
+        state = session.state
+        with session.job(runner, JOB_C) as job_c:  # searched once C exists: creating it may take what A left
+            own_files = _own_files(runner, job_c)
+            own = _holders_in(own_files, targets)
+            findings = [((t.name, INHERITED), _inherited(t, own, job_c)) for t in targets]
+            left = _holders_in(sorted(set(_files(state)) - set(own_files)), targets)
+            elsewhere = [Target(t.name, left[t.name][0], t.content) for t in targets if t.name in left]
+            findings += self._left_behind(runner, session, job_c, targets, elsewhere, state)
+        return [self.result(runner, cell, finding) for cell, finding in findings]
+
+    def _left_behind(
+        self, runner: Runner, session: Session, job: Job, targets: list[Target], left: list[Target], state: Path
+    ) -> list[tuple[Cell, Finding]]:
+        """Job C's read channels on each file that still holds a canary of A's; nothing left: nothing to read."""
+        channels = channels_for(runner.agent, LEFT_CHANNELS)
+        gone = [t for t in targets if t.name not in {k.name for k in left}]
+        findings = [((t.name, ch.name), _nothing_left(t, state)) for t in gone for ch in channels]
+        if not left:
+            return findings
+        controls, probes = plan_probes(runner, job, left, LEFT_CHANNELS)
+        calls = batched(runner.agent, controls, probes, home=job.checkout)
+        script = Script()
+        calls.add_to(script, runner.agent)
+        _, record = session.run(job, script)
+        absent = {t.name: t.presence() for t in left}
+        problems = session.problems_of(job.name)
+        for cell, finding, _ in judge_probes(runner, controls, probes, record, absent, problems, calls):
+            where = f"after job A was removed, its canary was left in {next(t.path for t in left if t.name == cell[0])}"
+            findings.append((cell, Finding(finding.verdict, finding.layer, f"{where}; {finding.detail}")))
+        return findings
+
+
+def _targets(runner: Runner) -> list[str]:
+    """A's own things (its saved output, what its agent stores, its checkout's file); not the account's database,
+    which every job of the account shares by design (`cross_job` attacks it)."""
+    return ["saved_output", *runner.agent.storage_targets, "checkout_file"]
+
+
+def _own_files(runner: Runner, job: Job) -> list[Path]:
+    """What job C has by design: its checkout, data directory, TMPDIR, HOME and the agent's own directories."""
+    roots = {job.checkout, job.data_dir, job.paths.tmp, home(job.env), *runner.agent.config_dirs(job.env)}
+    return list(dict.fromkeys(p for root in sorted(roots) for p in _files(root)))
+
+
+def _files(root: Path) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file() and not p.is_symlink()] if root.is_dir() else []
+
+
+def _holders_in(files: list[Path], targets: list[Target]) -> dict[str, list[Path]]:
+    """target -> the files that hold its canary (in their content or name), read from outside."""
+    found: dict[str, list[Path]] = {}
+    for path in files:
+        text = _head(path)
+        for target in targets:
+            if canary.found(target.tokens, f"{path}\n{text}"):
+                found.setdefault(target.name, []).append(path)
+    return found
+
+
+def _head(path: Path) -> str:
+    try:
+        with path.open("rb") as file:
+            return file.read(MAX_SEARCHED_BYTES).decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _inherited(target: Target, own: dict[str, list[Path]], job: Job) -> Finding:
+    held = own.get(target.name)
+    if held:
+        shown = ", ".join(map(str, held[:3]))
+        said = f"job {job.name} was created holding A's canary in its own files: {shown}"
+        return Finding(Verdict.LEAKED, "none", said)
+    return Finding(Verdict.DENIED, "n/a", f"none of A's canaries in job {job.name}'s own files when it was created")
+
+
+def _nothing_left(target: Target, state: Path) -> Finding:
+    said = f"nothing of A's {target.name} under {state} after remove-job, outside job C's own files (searched)"
+    return Finding(Verdict.DENIED, "n/a", said)

@@ -1,0 +1,39 @@
+"""The after-removal scenario's judging, from outside: a canary of A's in job C's own files is LEAKED at once; what A
+left elsewhere is found (in a file's content or its name) and becomes C's target; nothing left is said."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from boundary.probes import Target
+from boundary.scenarios.after_removal import _holders_in, _inherited, _nothing_left
+from boundary.verdict import Verdict
+
+SAVED = Target("saved_output", Path("/a/saved"), "BOUNDARY-00000000000000000001", "BOUNDARY-00000000000000000002")
+
+
+def job(name: str = "job-b") -> Any:
+    return SimpleNamespace(name=name)
+
+
+def test_a_canary_is_found_in_a_files_content_or_its_name(tmp_path: Path) -> None:
+    by_content, by_name, other = tmp_path / "archive.log", tmp_path / f"tool_{SAVED.name_token}", tmp_path / "x"
+    by_content.write_text(f"line {SAVED.content}\n")
+    by_name.write_text("renamed, its content gone\n")
+    other.write_text("BOUNDARY-99999999999999999999\n")
+    assert _holders_in([by_content, by_name, other], [SAVED]) == {"saved_output": [by_content, by_name]}
+
+
+def test_a_canary_in_job_cs_own_files_is_leaked_naming_them() -> None:
+    found = _inherited(SAVED, {"saved_output": [Path("/s/checkouts/job-b/notes.txt")]}, job())
+    assert found.verdict is Verdict.LEAKED and "job job-b was created holding A's canary" in found.detail
+    assert "/s/checkouts/job-b/notes.txt" in found.detail
+    clean = _inherited(SAVED, {}, job())
+    assert clean.verdict is Verdict.DENIED and "none of A's canaries in job job-b's own files" in clean.detail
+
+
+def test_nothing_left_says_what_was_searched() -> None:
+    said = _nothing_left(SAVED, Path("/s"))
+    assert said.verdict is Verdict.DENIED and "nothing of A's saved_output under /s after remove-job" in said.detail
