@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
 
+from boundary.scenarios.runs import HOST_SEARCH_LOCK
 from boundary.suite import pytest_args
 
 # A last-resort bound on a hung run (each job has its own timeout). The default run, every agent, took 4-5 min alone on
@@ -22,3 +26,12 @@ def run_suite(
     result = pytester.runpytest_subprocess(*pytest_args(), "--boundary-report", str(report), *options, timeout=timeout)
     assert report.exists(), f"the suite wrote no report:\n{result.stdout.str()[-3000:]}"
     return result, json.loads(report.read_text())
+
+
+@contextmanager
+def no_host_search() -> Iterator[None]:
+    """While no run searches the host: another worker's sweep, started once this test's run let go of the host,
+    plants its own canaries in /tmp meanwhile — they are not this run's leftovers."""
+    with HOST_SEARCH_LOCK.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield

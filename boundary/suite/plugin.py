@@ -10,6 +10,7 @@ import importlib
 import inspect
 import json
 import os
+import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.dist = "loadgroup"  # a scenario's tests read its one run: they belong to one worker
     if config.getoption("--help"):
         return
+    _interrupt_on_sigterm()
     os.environ[tools.SOURCE_ENV] = config.getoption("--tools")  # runner code, workers and controls read it
     options = ("--runner", "--sandbox", "--agent", "--runner-cmd")
     factories = load_runners(*(config.getoption(option) for option in options))
@@ -132,6 +134,13 @@ def pytest_configure(config: pytest.Config) -> None:
         # workers, and each runs it (two sweeps at once then find each other's records).
         config.option.loadgroup = True
     config.stash[RUN_KEY] = record
+
+
+def _interrupt_on_sigterm() -> None:
+    """SIGTERM (a CI job's time limit, `kill`, `timeout`) ends the run as Ctrl-C does: each scenario's clean-up
+    runs (the canaries a sweep planted on the host, its jobs, its host), where by default the process just dies."""
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -171,7 +180,7 @@ def boundary_runs(pytestconfig: pytest.Config, boundary_record: RunRecord) -> It
     require(not problem, problem)
     for runner in _runners(pytestconfig):
         boundary_record.versions |= collect_versions(runner)
-    reap_leftovers()
+    reap_leftovers(progress_writer(pytestconfig))
     workdir = make_workdir(os.getpid())
     runs = ScenarioRuns(
         {unit.key: unit for unit in planned_units(pytestconfig)},

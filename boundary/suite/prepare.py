@@ -5,6 +5,7 @@ boundary/suite/plugin.py calls these from its hooks and fixtures; none of them r
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
 import tempfile
@@ -17,6 +18,7 @@ from boundary import beacon, canary
 from boundary.host.container import reap_containers
 from boundary.report.record import RunRecord
 from boundary.scenarios import probe_batches
+from boundary.scenarios.sweep import leftovers as sweep_leftovers
 from boundary.scenarios.sweep.places import SWEEP_OUTPUT
 from boundary.scenarios.sweep.search import DIRECT, SWEEP_END
 from boundary.toolchain import doctor, tools
@@ -87,8 +89,10 @@ def keep_or_remove(workdir: Path, keep: bool) -> None:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def reap_leftovers() -> None:
-    """Remove work directories and host containers of earlier runs whose process is gone (killed mid-run)."""
+def reap_leftovers(progress: Callable[[str], None]) -> None:
+    """Remove what earlier runs whose process is gone (killed mid-run) left: the canaries a sweep planted outside
+    its jobs (read from their work directories, so first), the work directories, host containers."""
+    sweep_leftovers.remove(progress)
     reap_containers()
     for leftover in Path(tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}*"):
         pid = leftover.name.removeprefix(WORKDIR_PREFIX).split("-")[0]
@@ -99,13 +103,16 @@ def reap_leftovers() -> None:
 
 def progress_writer(config: pytest.Config) -> Callable[[str], None]:
     """Job start/finish lines straight to the terminal, past output capture, so a long job never looks hung."""
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    # An xdist worker's terminal reporter writes into a file of execnet's (its stdout is the channel to the
+    # controller); its stderr is the run's, once capture lets go of it.
+    reporter = None if hasattr(config, "workerinput") else config.pluginmanager.get_plugin("terminalreporter")
     capture = config.pluginmanager.get_plugin("capturemanager")
-    if reporter is None or capture is None:
-        return lambda message: print(message, file=sys.stderr, flush=True)  # an xdist worker: its stderr
 
     def write(message: str) -> None:
-        with capture.global_and_fixture_disabled():
-            reporter.write_line(message)
+        with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+            if reporter is not None:
+                reporter.write_line(message)
+            else:
+                print(message, file=sys.stderr, flush=True)
 
     return write

@@ -92,7 +92,11 @@ class Discovery:
 
 
 def new_discovery() -> Discovery:
-    seed = secrets.token_hex(16)
+    return discovery_of(secrets.token_hex(16))
+
+
+def discovery_of(seed: str) -> Discovery:
+    """The places a seed names, none yet with a directory."""
     return Discovery([Place(f"discovered-{i}", *derived(seed, i)) for i in range(CAP)], seed)
 
 

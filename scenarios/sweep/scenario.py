@@ -26,6 +26,7 @@ from boundary.runners.contract import Job, Runner
 from boundary.scenarios.base import JOB_A, JOB_B, Cell, ProbeResult, Scenario
 from boundary.scenarios.common import REPOSITORY_FILES
 from boundary.scenarios.sweep import ipc as sweep_ipc
+from boundary.scenarios.sweep import leftovers
 from boundary.scenarios.sweep.discover import (
     DISCOVERED,
     Discovery,
@@ -90,6 +91,7 @@ class Sweep(Scenario):
         with session.shared_namespace(), session.job(runner, JOB_A) as job_a, session.job(runner, JOB_B) as job_b:
             places, own_places = places_of(job_a), places_of(job_b)
             sides = Sides(new_discovery(), new_discovery(), str(job_a.checkout), (job_a.name, job_b.name))
+            planting = ((job_a, "a", places, sides.a), (job_b, "b", own_places, sides.b))
             root = session.root()
             secret_a, secret_b = canary.new_canary(), canary.new_canary()
             job_a.env[SECRET_ENV], job_b.env[SECRET_ENV] = secret_a, secret_b
@@ -98,6 +100,9 @@ class Sweep(Scenario):
             a_tokens = [secret_a, *(p.token for p in [*places, *sides.a.places])]
             in_forms = _plant_forms(job_b, a_tokens)
             ipc = (IpcTokens.new(), IpcTokens.new())  # A's kernel objects, and B's own (their controls)
+            ledger = leftovers.record(
+                root, [(job.checkout / said_file(side), plants, found) for job, side, plants, found in planting]
+            )
             try:
                 jobs, both = (job_a, job_b), (places, own_places)
                 record, a_running, verified = self._sweep(runner, session, jobs, both, sides, started, ipc)
@@ -109,6 +114,7 @@ class Sweep(Scenario):
             finally:
                 sweep_ipc.clean(ipc, session.pod.pid if session.pod is not None else None)
                 clean([*places, *own_places, *sides.a.planted, *sides.b.planted], root)
+                ledger.unlink()
             found = found_by(runner, record, job_b)
             # The runner secret too, in every form (its compressed copies are read here): B never held its forms.
             tokens = [*a_tokens, *in_forms.values(), session.secret.token]

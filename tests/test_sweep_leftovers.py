@@ -1,0 +1,80 @@
+"""A sweep killed before it cleaned: the next run removes the canaries it left outside its jobs, and nothing else."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from boundary.scenarios.sweep import leftovers
+from boundary.scenarios.sweep.discover import FOUND, new_discovery
+from boundary.scenarios.sweep.places import SAID, Place, places_of
+
+
+class _Job:
+    def __init__(self, checkout: Path) -> None:
+        self.checkout = checkout
+
+
+def _dead_pid() -> int:
+    process = subprocess.Popen(["true"])
+    process.wait()
+    return process.pid
+
+
+@pytest.fixture
+def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A host's `/` of its own, and ledgers of this test's own."""
+    monkeypatch.setattr(leftovers, "LEDGERS", tmp_path / "ledgers")
+    root = tmp_path / "host"
+    for directory in ("tmp", "var/tmp", "etc"):
+        (root / directory).mkdir(parents=True)
+    return root
+
+
+def _interrupted_sweep(host: Path, said: str, pid: int) -> tuple[list[Place], Place]:
+    """A sweep's ledger, as a run killed after A planted left it: A's /tmp and /var/tmp canaries and one it found
+    it may write in /etc."""
+    checkout = host.parent / "work" / "job-a"
+    checkout.mkdir(parents=True)
+    places, discovery = places_of(_Job(checkout)), new_discovery()  # type: ignore[arg-type]
+    found = discovery.places[0]
+    (checkout / "said").write_text(said.format(found=found.name))
+    ledger = leftovers.record(host, [(checkout / "said", places, discovery)])
+    ledger.rename(ledger.with_name(f"{pid}-{ledger.name.split('-', 1)[1]}"))
+    by_name = {p.name: p for p in places}
+    for place, directory in ((by_name["tmp"], "tmp"), (by_name["var_tmp"], "var/tmp"), (found, "etc")):
+        (host / directory / place.file).write_text(place.token + "\n")
+    return [by_name["tmp"], by_name["var_tmp"]], found
+
+
+def test_a_dead_runs_canaries_go_where_its_shell_said_and_in_the_host_wide_places(host: Path) -> None:
+    # A's shell said where /tmp is, and what it found in /etc; it was killed before it named /var/tmp.
+    said = f"{SAID} tmp /tmp\n{FOUND} {{found}} mount /etc\n"
+    (tmp, var_tmp), found = _interrupted_sweep(host, said, _dead_pid())
+    untouched = host / "tmp" / "someone-elses.txt"
+    untouched.write_text("not a canary\n")
+    said_lines: list[str] = []
+    leftovers.remove(said_lines.append)
+    assert not (host / "tmp" / tmp.file).exists()
+    assert not (host / "var/tmp" / var_tmp.file).exists(), "a host-wide place has one name: it goes unsaid too"
+    assert not (host / "etc" / found.file).exists(), "the place A's shell found is read from what it said"
+    assert untouched.exists()
+    assert len(said_lines) == 1 and "removed 3 canaries an interrupted run left" in said_lines[0]
+    assert not list(leftovers.LEDGERS.iterdir()), "the ledger is done with"
+
+
+def test_a_file_by_that_name_without_the_canary_is_not_the_sweeps(host: Path) -> None:
+    (tmp, _), _found = _interrupted_sweep(host, f"{SAID} tmp /tmp\n", _dead_pid())
+    (host / "tmp" / tmp.file).write_text("someone else's now\n")
+    leftovers.remove(lambda line: None)
+    assert (host / "tmp" / tmp.file).read_text() == "someone else's now\n"
+
+
+def test_a_live_runs_canaries_are_its_own_to_clean(host: Path) -> None:
+    (tmp, _), _found = _interrupted_sweep(host, f"{SAID} tmp /tmp\n", os.getpid())
+    leftovers.remove(lambda line: None)
+    assert (host / "tmp" / tmp.file).exists()
+    assert list(leftovers.LEDGERS.iterdir()), "a live run's ledger stays"
