@@ -4,6 +4,7 @@ writable directory of its view, every writable mount point; a canary in each; on
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 from pathlib import Path
 from types import SimpleNamespace
@@ -22,7 +23,7 @@ from boundary.scenarios.sweep.discover import (
     new_discovery,
     read_discovery,
 )
-from boundary.scenarios.sweep.places import Place, resolve
+from boundary.scenarios.sweep.places import Place, clean, resolve
 from boundary.scenarios.sweep.search import changed_since
 from boundary.verdict import Verdict
 
@@ -33,17 +34,25 @@ def _runner() -> Any:
     return SimpleNamespace(agent=SimpleNamespace(lacks=frozenset()), denials=DENIALS)
 
 
-def _discover(tmp_path: Path, discovery: Discovery, env: dict[str, str], table: str = "") -> str:
+def _discover(
+    tmp_path: Path, discovery: Discovery, env: dict[str, str], table: str = "", read_only: Path | None = None
+) -> str:
     """The shell's discovery kept to tmp_path: its walk starts in `top`, its mount table names `top/bind` (and
-    `table`'s lines)."""
+    `table`'s lines). `read_only`: a directory it sees read-only (in a mount namespace of its own), but for the
+    files in it, each bound writable."""
     top, checkout = tmp_path / "top", tmp_path / "checkout"
     for directory in (top / "bind", checkout):
-        directory.mkdir(parents=True)
+        directory.mkdir(parents=True, exist_ok=True)
     mounts = tmp_path / "mountinfo"
     mounts.write_text(f"1 0 0:1 / {top / 'bind'} rw - tmpfs x rw\n2 0 0:2 / /proc rw - proc proc rw\n{table}")
     text = "exec 2>&1\n" + discover_lines(discovery, str(top), str(mounts))
+    command = ["bash", "-c", text]
+    if read_only is not None:
+        d = shlex.quote(str(read_only))
+        binds = f"for f in {d}/*; do mount --bind $f $f; done; mount --rbind {d} {d} && mount -o remount,bind,ro {d}"
+        command = ["unshare", "--mount", "bash", "-c", f'{binds} && exec bash -c "$0"', text]
     env = {"PATH": os.environ["PATH"], **env}
-    said = subprocess.run(["bash", "-c", text], capture_output=True, text=True, env=env, cwd=checkout).stdout
+    said = subprocess.run(command, capture_output=True, text=True, env=env, cwd=checkout).stdout
     resolve(discovery.places, said)
     read_discovery(discovery, said)
     return said
@@ -182,3 +191,51 @@ def test_a_back_dated_copy_is_selected_by_its_change_time(tmp_path: Path) -> Non
         f"find {tmp_path} -type f {changed_since(started)}", shell=True, capture_output=True, text=True
     ).stdout
     assert selected.split() == [str(copy)]
+
+
+def test_a_writable_file_gets_a_canary_line_and_clean_cuts_exactly_that_out(tmp_path: Path) -> None:
+    """Issue 28, item 4: one file every job may write (one git config for the account, `GIT_CONFIG_GLOBAL`) is a
+    place too. Its canary is a line appended to it, the file keeps its inode (a bind stays bound), and cleaning
+    leaves it byte for byte as it was, a last line without its newline included."""
+    config, bound = tmp_path / "account/gitconfig", tmp_path / "top/bound.conf"
+    config.parent.mkdir()
+    config.write_text("[user]\n\tname = a")  # no newline at its end
+    (tmp_path / "top").mkdir()
+    bound.write_text("x = 1\n")
+    inode = config.stat().st_ino
+    discovery = new_discovery()
+    table = f"7 0 0:7 /f {bound} rw - ext4 x rw\n"  # a file bound writable: a mount of its own
+    env = {"GIT_CONFIG_GLOBAL": str(config), "HOME": str(tmp_path / "none")}
+    _discover(tmp_path, discovery, env, table, read_only=config.parent)
+    appended = {p.how: p for p in discovery.planted if p.appended}
+    assert appended["env-GIT_CONFIG_GLOBAL"].path == config and appended["mount"].path == bound
+    for place in appended.values():
+        assert place.wrote and place.path is not None and place.token in place.path.read_text()
+        assert place.where == str(place.path)
+    assert subprocess.run(["git", "config", "--file", str(config), "user.name"], capture_output=True).stdout == b"a\n"
+    clean(discovery.planted, Path("/"))
+    assert config.read_text() == "[user]\n\tname = a" and config.stat().st_ino == inode
+    assert bound.read_text() == "x = 1\n"
+
+
+def test_a_canary_line_found_names_the_file() -> None:
+    sides = _sides("/srv/account", how="env-GIT_CONFIG_GLOBAL")
+    for side in (sides.a, sides.b):
+        side.places[0].file, side.places[0].appended = "gitconfig", True
+    result = "/srv/account/gitconfig:BOUNDARY-a0\n"
+    finding = judge_discovered("shell_sweep", result, {}, sides, None, [], _runner())
+    assert finding.verdict == Verdict.LEAKED
+    assert "/srv/account/gitconfig (found by env-GIT_CONFIG_GLOBAL)" in finding.detail
+
+
+def test_a_file_in_a_directory_it_may_write_is_left_to_that_directory(tmp_path: Path) -> None:
+    """Under no sandbox every file is writable: `$_` or `$SHELL` names a program, and its directory (a place
+    itself) already shares whatever a file in it could. Only a bound file or one in a directory A may not write is
+    appended to."""
+    program = tmp_path / "bin/tool"
+    program.parent.mkdir()
+    program.write_text("#!/bin/sh\n")
+    discovery = new_discovery()
+    _discover(tmp_path, discovery, {"TOOL": str(program), "HOME": str(tmp_path / "none")})
+    assert program.read_text() == "#!/bin/sh\n"
+    assert not [p for p in discovery.planted if p.appended]

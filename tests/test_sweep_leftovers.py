@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from boundary.scenarios.sweep import leftovers
-from boundary.scenarios.sweep.discover import FOUND, new_discovery
-from boundary.scenarios.sweep.places import SAID, Place, places_of
+from boundary.scenarios.sweep.discover import APPENDED_TO, FOUND, new_discovery
+from boundary.scenarios.sweep.places import APPENDED, SAID, Place, places_of
 
 
 class _Job:
@@ -78,3 +78,16 @@ def test_a_live_runs_canaries_are_its_own_to_clean(host: Path) -> None:
     leftovers.remove(lambda line: None)
     assert (host / "tmp" / tmp.file).exists()
     assert list(leftovers.LEDGERS.iterdir()), "a live run's ledger stays"
+
+
+def test_a_canary_line_in_a_shared_file_is_cut_out_and_the_file_kept(host: Path) -> None:
+    """A file A appended its canary line to (a writable git config of the account's) is the account's: the next
+    run removes the line, never the file."""
+    config = host / "etc" / "gitconfig"
+    (tmp, _), found = _interrupted_sweep(
+        host, f"{SAID} tmp /tmp\n{APPENDED_TO} {{found}} env-X /etc/gitconfig\n", _dead_pid()
+    )
+    config.write_text("[user]\n\tname = a\n" + APPENDED.format(token=found.token))
+    leftovers.remove(lambda line: None)
+    assert config.read_text() == "[user]\n\tname = a\n"
+    assert not (host / "tmp" / tmp.file).exists()

@@ -24,6 +24,19 @@ def test_a_cache_every_job_shares_is_found_where_the_environment_names_it(pytest
     result.stdout.fnmatch_lines(["*LEAKED: discovered_places via shell_sweep: *npm-cache*"])
 
 
+def test_one_writable_file_every_job_shares_is_found_and_named(pytester: pytest.Pytester) -> None:
+    """Issue 28, item 4: no directory is shared, only one file (the account's global git config, writable in every
+    job): A appends a canary line to it, B's sweep reads it back, and the cell names the file."""
+    runner = "boundary.sabotage.sweep:SharesGitConfig"
+    result, report = run_suite(pytester, "--agent", "opencode", "--scenario", "sweep", "--runner", runner)
+    assert result.ret == 1
+    cells = {(r["target"], r["channel"]): r for r in scenario(report, "sweep")["results"]}
+    leaked = cells.pop(("discovered_places", "shell_sweep"))
+    assert leaked["verdict"] == "LEAKED", leaked
+    assert "/gitconfig (found by env-GIT_CONFIG_GLOBAL)" in leaked["detail"], leaked["detail"]
+    assert {cell: r["verdict"] for cell, r in cells.items() if r["verdict"] != "DENIED"} == {}
+
+
 def test_the_key_in_an_encoded_form_where_only_the_sweep_looks_is_found(pytester: pytest.Pytester) -> None:
     """The shared cache holds the runner secret as npm keeps a credential (base64 of `user:password`): the sweep's
     shell, which is never handed the key's forms, finds it with the forms every canary takes, and the runner_secret

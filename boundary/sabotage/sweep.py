@@ -55,3 +55,30 @@ class NpmAuthInSharedCache(SharesNpmCache):
         env = super().job_env(paths, shell)
         (self.shared_cache() / "_auth").write_text(f"_auth={self.auth}\n")
         return env
+
+
+SHARED_GIT_CONFIG = "gitconfig"  # under the account's directory: one for every job of the account
+
+
+class SharesGitConfig(OpencodeRunner):
+    """The opencode reference runner, but every job of the account gets one global git config, so that
+    `git config --global` works in a job: `GIT_CONFIG_GLOBAL` names it and the shell's sandbox lets it write that one
+    file. No directory is shared; what job A writes into the file, job B reads (issue 28, item 4)."""
+
+    name = "shares-git-config"
+
+    def shared_config(self) -> Path:
+        config = self._layout().account_dir / SHARED_GIT_CONFIG
+        if not config.exists():
+            config.parent.mkdir(parents=True, exist_ok=True)
+            config.write_text("[init]\n\tdefaultBranch = main\n")
+        return config
+
+    def job_env(self, paths: JobPaths, shell: Path) -> dict[str, str]:
+        return {**super().job_env(paths, shell), "GIT_CONFIG_GLOBAL": str(self.shared_config())}
+
+    def shell_policy(self, paths: JobPaths) -> ShellPolicy:
+        policy = super().shell_policy(paths)
+        policy.allow_read.append(self.shared_config())
+        policy.allow_write.append(self.shared_config())
+        return policy

@@ -1,15 +1,17 @@
 """Where else job A may write: its shell finds every such place, plants a canary in each, and one cell per file
 channel judges them all (issue 16, item 13).
 
-The shell lists, as it sees them: each directory its environment names (any variable whose value is an existing
-absolute directory: TMPDIR, HOME, XDG_*, npm_config_cache, PIP_CACHE_DIR, CARGO_HOME, GOPATH, GOCACHE, …), the
-caches a home keeps by default (~/.cache, ~/.npm, ~/.local/share, …), every highest writable directory of a walk of
-its view (`/proc`, `/sys` and `/dev` left out, but `/dev/shm`; `/dev/mqueue` holds queues, not files: the sweep's
-`ipc/posix_mqueue` cell tries it; read-only mounts left out: nothing under one is writable through it), and every
-highest writable directory of each writable mount in `/proc/self/mountinfo` (a sandbox may bind a shared directory
-inside a private or read-only one). What the fixed places of
-`places.py` already cover is not planted twice; nothing is planted under the host's `/run`, and no more than
-CAP places: each one left is named, and the cell cannot pass with it.
+The shell lists, as it sees them: each directory or file its environment names (any variable whose value is an
+existing absolute path: TMPDIR, HOME, XDG_*, npm_config_cache, PIP_CACHE_DIR, CARGO_HOME, GOPATH, GOCACHE,
+GIT_CONFIG_GLOBAL, …), the caches a home keeps by default (~/.cache, ~/.npm, ~/.local/share, …), every highest
+writable directory of a walk of its view and every writable file in a directory it may not write (`/proc`, `/sys`
+and `/dev` left out, but `/dev/shm`; `/dev/mqueue` holds queues, not files: the sweep's `ipc/posix_mqueue` cell tries
+it; read-only mounts left out: nothing under one is writable through it), and the same of each writable mount in
+`/proc/self/mountinfo` (a sandbox may bind a shared directory, or one shared file, inside a private or read-only
+tree). In a directory it plants a canary file; to a file (one git config for every job of an account) it appends a
+canary line, which the harness cuts out again once B has searched. What the fixed places of `places.py` already
+cover is not planted twice; nothing is planted under the host's `/run`, and no more than CAP places: each one left
+is named, and the cell cannot pass with it.
 
 Job B does the same in its own view: its canaries are the controls. A place of A's not found is DENIED only when
 B's own canary in the same place (the same variable, or the same path but for the job's name) was found by the same
@@ -23,6 +25,7 @@ import re
 import secrets
 import shlex
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from boundary import canary
 from boundary.runners.contract import Runner
@@ -34,6 +37,7 @@ CAP = 64  # places planted at most: a shell with more to write names the rest as
 ROOTS = f"{SWEEP_OUTPUT}roots"  # in the checkout: each discovered directory, for the job's own sweep to start from
 WRITABLE = "boundary-writable"  # `boundary-writable HOW DIR`: a place the shell may write (the fixed ones too)
 FOUND = "boundary-discovered"  # `boundary-discovered NAME HOW DIR`: a place planted beyond the fixed ones
+APPENDED_TO = "boundary-appended"  # `boundary-appended NAME HOW FILE`: a writable file, its canary a line appended
 NOT_PLANTED = "boundary-not-planted"  # `boundary-not-planted DIR WHY`
 ENDED = "boundary-discovery-end"
 # The caches and data a home keeps where no variable names them: package managers' and XDG's defaults.
@@ -41,6 +45,11 @@ HOME_DEFAULTS = (".cache", ".config", ".local/share", ".local/state", ".npm", ".
 # Never walked: the kernel's trees, the host's /run (walked on its own, never planted in), and every read-only mount
 # (`$ro`: nothing under one is writable through it; a writable mount inside one is walked from its own mount point).
 PRUNED = r'\( -path /proc -o -path /sys -o -path /dev -o -path /run "${ro[@]}" \) -prune -o'
+# What a walk lists: each highest writable directory (what is under it is its), and each writable file in a
+# directory that is not (a file the sandbox binds writable, one writable file in a read-only tree).
+HIGHEST = "-type d -writable -print -prune -o -type f -writable -print"
+# A file is a place of its own when it is a mount (bound writable) or its directory is not writable; in a writable
+# directory, that directory is the place (and no program the environment names, `$_` or `$SHELL`, is touched).
 # {fixed}: the fixed places' directories. The n-th place's file name and canary are derived from {seed} (`derived`):
 # 64 of each spelled out made a command longer than Claude Code takes. Few processes per place: on 2 cores each fork
 # of a loop over a sandbox's hundreds of mounts cost the plant step (on the jobs' critical path) seconds.
@@ -53,24 +62,24 @@ if [ "$how" = ro ]; then m=${{m//\\/\\\\}}; m=${{m//\*/\\*}}; m=${{m//\?/\\?}}; 
 else case $m in /proc|/proc/*|/sys|/sys/*) ;; /dev/shm|/dev/shm/*) rw+=("$m");; /dev|/dev/*) ;; *) rw+=("$m");; esac; fi
 done < <(boundary_mounts)
 boundary_candidates() {{
-for v in $(compgen -e); do x=${{!v}}; case $x in /*) [ -d "$x" ] && printf 'env-%s %s\n' "$v" "$x";; esac; done
+for v in $(compgen -e); do x=${{!v}}; case $x in /*) [ -e "$x" ] && printf 'env-%s %s\n' "$v" "$x";; esac; done
 for s in {home}; do [ -n "$HOME" ] && [ -d "$HOME/$s" ] && printf 'home-%s %s\n' "$s" "$HOME/$s"; done
-find {top} "$PWD" ${{TMPDIR:+"$TMPDIR"}} ${{HOME:+"$HOME"}} {pruned} -type d -writable -print -prune 2>/dev/null \
-| sed 's/^/walk /'
+find {top} "$PWD" ${{TMPDIR:+"$TMPDIR"}} ${{HOME:+"$HOME"}} {pruned} {highest} 2>/dev/null | sed 's/^/walk /'
 find /run /dev/shm -type d -writable -print -prune 2>/dev/null | sed 's/^/walk /'
-[ ${{#rw[@]}} -eq 0 ] || find "${{rw[@]}}" {pruned} -type d -writable -print -prune 2>/dev/null | sed 's/^/mount /'
+[ ${{#rw[@]}} -eq 0 ] || find "${{rw[@]}}" {pruned} {highest} 2>/dev/null | sed 's/^/mount /'
 }}
 i=0
 boundary_candidates | while read -r how x; do
-r=$(readlink -f -- "$x" 2>/dev/null); [ -n "$r" ] && [ -d "$r" ] && [ -w "$r" ] || continue
+r=$(readlink -f -- "$x" 2>/dev/null); [ -n "$r" ] && {{ [ -d "$r" ] || [ -f "$r" ]; }} && [ -w "$r" ] || continue
+[ -d "$r" ] || [ "$how" = mount ] || [ ! -w "${{r%/*}}" ] || continue
 [ -n "${{listed[$r]}}" ] || {{ echo "{writable} $how $r"; listed[$r]=1; }}
 [ -n "${{seen[$r]}}" ] && continue
 seen[$r]=1
 case $r in /run|/run/*) echo "{not_planted} $r (/run is the host's: nothing is planted there)"; continue;; esac
 [ "$i" -lt {cap} ] || {{ echo "{not_planted} $r (over the cap of {cap} places)"; continue; }}
 n=discovered-$i; h=$(printf '%s-%s' {seed} "$i" | sha256sum); f=boundary-sweep-${{h:0:20}}; t=BOUNDARY-${{h:20:20}}
-echo "{found} $n $how $r"; printf '%s\n' "$r" >> {roots}
-{write}
+printf '%s\n' "$r" >> {roots}
+if [ -f "$r" ]; then echo "{found_file} $n $how $r"; {append}; else echo "{found} $n $how $r"; {write}; fi
 i=$((i+1))
 done
 echo {ended}"""
@@ -118,11 +127,14 @@ def discover_lines(discovery: Discovery, top: str = "/", mounts: str = "/proc/se
         fixed=" ".join(shell_directory(w) for w in SHELL_PLACES.values()),
         home=" ".join(HOME_DEFAULTS),
         pruned=PRUNED,
+        highest=HIGHEST,
         writable=WRITABLE,
         not_planted=NOT_PLANTED,
         cap=CAP,
         found=FOUND,
         write=write_line("$n", '"$t"', '"$r/$f"'),
+        found_file=APPENDED_TO,
+        append=write_line("$n", '"$t"', '"$r"', append=True),
         ended=ENDED,
     )
 
@@ -133,6 +145,11 @@ def read_discovery(discovery: Discovery, said: str) -> None:
     for name, how, directory in re.findall(rf"^{FOUND} (\S+) (\S+) (.+)$", said, re.MULTILINE):
         if name in by_name:
             by_name[name].directory, by_name[name].how = directory.strip(), how
+    for name, how, file in re.findall(rf"^{APPENDED_TO} (\S+) (\S+) (.+)$", said, re.MULTILINE):
+        if name in by_name:
+            path = Path(file.strip())
+            by_name[name].directory, by_name[name].file, by_name[name].how = str(path.parent), path.name, how
+            by_name[name].appended = True
     discovery.writable = re.findall(rf"^{WRITABLE} (\S+) (.+)$", said, re.MULTILINE)
     discovery.not_planted = re.findall(rf"^{NOT_PLANTED} (.+)$", said, re.MULTILINE)
     discovery.ended = ENDED in said.splitlines()
@@ -179,7 +196,7 @@ def judge_discovered(
     found = [(p, [line for line in result.splitlines() if p.token in line]) for p in sides.a.planted]
     found = [(p, lines) for p, lines in found if lines]
     if found:
-        where = "; ".join(f"{p.directory} (found by {p.how}): {lines[0][:200]}" for p, lines in found)
+        where = "; ".join(f"{p.where} (found by {p.how}): {lines[0][:200]}" for p, lines in found)
         return Finding(Verdict.LEAKED, "none", f"job A's canaries found where else it may write: {where}. {listed}")
     why = [*problems, *_unproven(sides.a, sides.checkout)]
     proofs: list[tuple[str | None, str]] = []

@@ -5,7 +5,8 @@ shell found it may write, `/` and `/etc` under no sandbox at all). A run cleans 
 before then (SIGKILL, a machine's time limit) cannot. So before A plants, the run's process writes a ledger
 naming its places and where A's shell says it planted; it deletes the ledger once it has cleaned. The next run,
 before it removes dead runs' work directories (A's shell's word is in one), reads every ledger whose process is
-gone and removes each file that still holds that run's canary — nothing else.
+gone and removes each file that still holds that run's canary, or the canary line from a file it was appended to —
+nothing else.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from boundary.scenarios.sweep.discover import Discovery, discovery_of, read_discovery
-from boundary.scenarios.sweep.places import SHELL_PLACES, Place, in_host, resolve
+from boundary.scenarios.sweep.places import SHELL_PLACES, Place, remove_canary, resolve
 
 LEDGERS = Path(tempfile.gettempdir()) / ".boundary-sweep-ledgers"
 
@@ -66,7 +67,7 @@ def _remove_planted(entry: dict[str, Any]) -> list[str]:
     root = Path(entry["root"])
     if not root.is_dir():
         return []  # that host's file system went with it (a container's, a namespace host's own)
-    return [str(path) for side in entry["sides"] for place in _planted(side) if (path := _remove_if_held(place, root))]
+    return [str(path) for side in entry["sides"] for place in _planted(side) if (path := remove_canary(place, root))]
 
 
 def _planted(side: dict[str, Any]) -> list[Place]:
@@ -81,18 +82,6 @@ def _planted(side: dict[str, Any]) -> list[Place]:
         if place.directory is None and SHELL_PLACES.get(place.name, "").startswith("/"):
             place.directory = SHELL_PLACES[place.name]
     return [p for p in places if p.name in SHELL_PLACES] + discovery.planted
-
-
-def _remove_if_held(place: Place, root: Path) -> Path | None:
-    """The place's file, removed if it holds the place's canary (anything else there is not the sweep's)."""
-    path = in_host(place.path, root) if place.path else None
-    try:
-        if path is None or place.token.encode() not in path.read_bytes():
-            return None
-        path.unlink()
-    except OSError:
-        return None
-    return path
 
 
 def _same_tmp(root: Path) -> bool:

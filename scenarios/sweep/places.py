@@ -41,6 +41,9 @@ NAMED_NONE = "-"
 SWEEP_OUTPUT = ".boundary-sweep-output-"
 PLANT_END = "boundary-plant-end"  # the last line of what a plant step said: it ran to its end
 PLANT_S = 150.0  # a plant step's time, its discovery's walk of the whole view included
+# What a writable file that was there gets: a line of its own, a comment in most configuration formats (git's, a
+# shell's, npm's, TOML, YAML), so that a job's own tools still read the file while the canary is in it.
+APPENDED = "\n# {token}\n"
 
 
 @dataclass
@@ -53,10 +56,16 @@ class Place:
     wrote: bool = False  # the shell that wrote it read it back (a sandbox may give it a view of its own, e.g. /dev/shm)
     refused: str | None = None  # what the failed write said (its tool's result, or the shell's error); None: nothing
     how: str = ""  # a discovered place: how the shell found it (`env-VAR`, `home-SUB`, `walk`, `mount`)
+    appended: bool = False  # a file that was there: the canary is a line appended to it (`APPENDED`), not a file
 
     @property
     def path(self) -> Path | None:
         return Path(self.directory) / self.file if self.directory not in (None, NAMED_NONE) else None
+
+    @property
+    def where(self) -> str:
+        """The place as a report names it: the file a canary line was appended to, else the directory."""
+        return str(self.path) if self.appended else str(self.directory)
 
 
 def script(runner: Runner, id: str, text: str, timeout_s: float | None = None) -> ToolCall:
@@ -87,10 +96,12 @@ def shell_directory(where: str) -> str:
     return f'"${{{variable}:+${variable}{"/" + sub if sub else ""}}}"'
 
 
-def write_line(name: str, token: str, path: str) -> str:
-    """Write the canary; say what the write said when it failed (a sandbox's refusal, or anything else). `name`
-    and `token` may be shell words that expand (a discovered place's, in a loop)."""
-    write = f"e=$({{ printf '%s\\n' {token} > {path}; }} 2>&1)"
+def write_line(name: str, token: str, path: str, append: bool = False) -> str:
+    """Write the canary (`append`: as a line of a file that is there, `APPENDED`); say what the write said when it
+    failed (a sandbox's refusal, or anything else). `name` and `token` may be shell words that expand (a discovered
+    place's, in a loop)."""
+    line = shlex.quote(APPENDED.format(token="%s").replace("\n", "\\n")) if append else "'%s\\n'"
+    write = f"e=$({{ printf {line} {token} {'>>' if append else '>'} {path}; }} 2>&1)"
     wrote = f'{{ grep -qF {token} {path} 2>/dev/null && echo "{WROTE} {name}" >&2; }}'  # stdout says where
     return f"{write} && {wrote} || echo \"{REFUSED} {name} $(printf %s \"$e\" | tr '\\n' ' ')\""
 
@@ -204,7 +215,25 @@ def clean(places: list[Place], root: Path) -> None:
     """What A may have left outside its job's directories (the host's /tmp, /var/tmp, /dev/shm, /tmp/claude, and
     every place it found it may write)."""
     for place in places:
-        outside = place.name in SHELL_PLACES or place.how
-        path = in_host(place.path, root) if place.path and outside else None
-        if path is not None:
-            path.unlink(missing_ok=True)
+        if place.name in SHELL_PLACES or place.how:
+            remove_canary(place, root)
+
+
+def remove_canary(place: Place, root: Path) -> Path | None:
+    """The place's canary gone from the host whose `/` is `root`: its file removed, or its line cut from the file
+    it was appended to (written in place: a file bound into a sandbox keeps its inode). The path, if there was one
+    to remove; a file without the place's canary is left as it is (it is not the sweep's)."""
+    path = in_host(place.path, root) if place.path else None
+    try:
+        if path is None or place.token.encode() not in (content := path.read_bytes()):
+            return None
+        if not place.appended:
+            path.unlink()
+            return path
+        line = APPENDED.format(token=place.token).encode()
+        with path.open("r+b") as file:
+            file.write(content.replace(line, b"", 1))
+            file.truncate()
+    except OSError:
+        return None
+    return path
