@@ -145,3 +145,18 @@ def test_lockfiles_pin_exactly_what_package_json_asks() -> None:
         lock = json.loads((project.source / "package-lock.json").read_text())["packages"]
         for package, version in pins.items():
             assert lock[f"node_modules/{package}"]["version"] == version
+
+
+def test_a_job_whose_home_is_outside_the_state_is_refused_and_removed() -> None:
+    """Issue 28, item 6: the sabotaged runner gives every job `/home/boundary-runner`; the session refuses the job
+    in one line naming where the agent would load its configuration from, and removes what the runner made."""
+    from boundary.jobs.session import Session
+    from boundary.sabotage.runners import HomeOutsideState
+
+    runner = HomeOutsideState()
+    with tempfile.TemporaryDirectory(prefix="bnd-") as short:  # srt's sockets go under TMPDIR: a short path
+        session = Session("tamper", None, Path(short))  # type: ignore[arg-type]  # no job starts: no model asked
+        session.set_up(runner, {"README.md": "x\n"})
+        with pytest.raises(RuntimeError, match=r"create-job job-a: the agent would load its configuration from "):
+            session.create_job(runner, "job-a")
+        assert not (session.state / "checkouts" / "job-a").exists()

@@ -13,10 +13,12 @@ from typing import Any
 
 import pytest
 
+from boundary.layout import JobPaths
 from boundary.runners import AGENTS, command, knowledge, protocol, runner
 from boundary.runners.check import check_runner
 from boundary.runners.claude import all_but
 from boundary.runners.command import CommandRunner
+from boundary.runners.contract import Job
 from boundary.runners.protocol import ProtocolError, SetupAnswer, read_describe, read_job, read_setup
 from boundary.sandboxes import OS_DENIALS
 from boundary.suite import pytest_args
@@ -157,7 +159,8 @@ def answer(verb, args):
     if verb == "create-job":
         checkout = os.path.join(state, "checkouts", args[0])
         subprocess.run(["git", "clone", "-q", os.path.join(os.path.dirname(state), "repos", "project.git"), checkout])
-        return {{"argv": ["/bin/true"], "env": {{}}, "checkout": checkout, "data": checkout + ".data"}}
+        home = {{"HOME": checkout + ".data"}}
+        return {{"argv": ["/bin/true"], "env": home, "checkout": checkout, "data": checkout + ".data"}}
     subprocess.run(["rm", "-rf", os.path.join(state, "checkouts", args[0])])
     return {{}}
 """
@@ -195,18 +198,20 @@ def answer(verb, args):
     [
         (
             {},
-            '{"argv": ["/bin/true"], "env": {"API_KEY": secret}, "checkout": checkout, "data": checkout + ".d"}',
+            '{"argv": ["/bin/true"], "env": {"API_KEY": secret, "HOME": checkout + ".d"}, '
+            '"checkout": checkout, "data": checkout + ".d"}',
             "the runner secret is in the job's view: env API_KEY",
         ),
         (
             {},
-            '{"argv": ["/bin/true"], "env": {}, "checkout": checkout, "data": checkout + ".d"}; '
+            '{"argv": ["/bin/true"], "env": {"HOME": checkout + ".d"}, "checkout": checkout, "data": checkout + ".d"}; '
             'open(os.path.join(checkout, ".env"), "w").write("KEY=" + secret)',
             "the runner secret is in the job's view: /",
         ),
         (
             {},
-            '{"argv": ["/bin/true"], "env": {}, "checkout": checkout, "data": os.path.join(state, "shared")}',
+            '{"argv": ["/bin/true"], "env": {"HOME": checkout + ".d"}, '
+            '"checkout": checkout, "data": os.path.join(state, "shared")}',
             "share their data directory",
         ),
         (
@@ -217,18 +222,13 @@ def answer(verb, args):
         ),
         (
             {},
-            '{"argv": ["env", "opencode", "go"], "env": {}, "checkout": checkout, "data": checkout + ".d"}',
+            '{"argv": ["env", "opencode", "go"], "env": {"HOME": checkout + ".d"}, '
+            '"checkout": checkout, "data": checkout + ".d"}',
             "argv runs opencode without run: it would wait for a terminal",
         ),
         (
-            {},
-            '{"argv": ["/bin/true"], "env": {"HOME": "/home/runner-" + os.path.basename(checkout)}, '
-            '"checkout": checkout, "data": checkout + ".d"}',
-            "env names directories outside STATE (HOME=/home/runner-",
-        ),
-        (
             {"sandbox": "firejail"},
-            '{"argv": ["/bin/true"], "env": {}, "checkout": checkout, "data": checkout + ".d"}',
+            '{"argv": ["/bin/true"], "env": {"HOME": checkout + ".d"}, "checkout": checkout, "data": checkout + ".d"}',
             "sandbox 'firejail' is none boundary knows and declares no startup_failures",
         ),
     ],
@@ -389,3 +389,35 @@ def test_the_documented_all_but_in_bash_is_the_reference_runners_own():
     for name in ("job-b", "job-a.data-a", "Check_A"):
         run = subprocess.run(["bash", "-c", f"{function}\nall_but /d {name}"], capture_output=True, text=True)
         assert run.stdout.splitlines() == [f"/d/{pattern}" for pattern in all_but(name)], name
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ('{"HOME": "/home/runner"}', "/home/runner/.config/opencode"),
+        ("{}", "/root/.config/opencode"),  # no HOME: the agent's own default, the runner user's
+        ('{"HOME": checkout + ".d", "XDG_CONFIG_HOME": "/etc/xdg"}', "/etc/xdg/opencode"),
+    ],
+)
+def test_a_job_whose_agent_loads_its_configuration_from_outside_the_state_is_refused(tmp_path, env, named):
+    """Issue 28, item 6: such files were listed, not attacked, and the group's verdict came from the rest. boundary
+    rewrites configuring files only where it throws them away, so the job is refused with one line, before any
+    agent starts."""
+    job = f'{{"argv": ["/bin/true"], "env": {env}, "checkout": checkout, "data": checkout + ".d"}}'
+    body = f"DESCRIBE = {json.dumps(DESCRIBE)}\ndef JOB(state, checkout, secret):\n    return {job}\n{FLAWED_RUNNER}"
+    with pytest.raises(ProtocolError) as raised:
+        check_runner(fake_runner(tmp_path, body), None, lambda _: None)
+    assert f"create-job check-a: the agent would load its configuration from {named}" in str(raised.value)
+    assert "outside STATE" in str(raised.value) and "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize("agent", ["opencode", "claude", "codex"])
+def test_each_agents_configuration_directories_decide_the_refusal(tmp_path, agent):
+    state = tmp_path / "state"
+    inside = {"HOME": str(state / "home"), "CLAUDE_CONFIG_DIR": str(state / "c"), "CODEX_HOME": str(state / "x")}
+    job = Job("a", JobPaths("a", state / "a", state / "a.d", state / "r", state / "t"), ["true"], inside)
+    reference = runner(agent=agent)
+    assert job.config_refused(reference.agent, state) is None
+    own = {"opencode": "XDG_CONFIG_HOME", "claude": "CLAUDE_CONFIG_DIR", "codex": "CODEX_HOME"}[agent]
+    job.env[own] = "/srv/shared"
+    assert "/srv/shared" in (job.config_refused(reference.agent, state) or "")

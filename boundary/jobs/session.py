@@ -110,6 +110,10 @@ class Session:
 
     def create_job(self, runner: Runner, name: str) -> Job:
         job = runner.create_job(name, model_url(f"{self.scenario}.{name}"))
+        refused = job.config_refused(runner.agent, self.state)
+        if refused:
+            runner.remove_job(job)
+            raise RuntimeError(refused)
         self.secret.check_launch(job)
         return job
 

@@ -43,6 +43,9 @@ def check_runner(command: str, sandbox: str | None, say: Callable[[str], None]) 
         jobs = [runner.create_job(name, MODEL_URL) for name in JOB_NAMES]
         for job in jobs:
             _check_job(job)
+            refused = job.config_refused(runner.agent, directory / "state")
+            if refused:
+                raise ProtocolError(f"runner {refused}")
             say(f"ok create-job {job.name}: {_shown(job)}")
         _check_apart(jobs)
         warnings = findings(runner, jobs, directory / "state", SECRET)

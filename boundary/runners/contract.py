@@ -35,6 +35,20 @@ class Job:
     def data_dir(self) -> Path:
         return self.paths.data
 
+    def config_refused(self, agent: Agent, state: Path) -> str | None:
+        """Why the job is not run, in one line, when the agent would load its configuration from outside STATE
+        (its environment's HOME, XDG_CONFIG_HOME, CLAUDE_CONFIG_DIR, CODEX_HOME, …): boundary attacks a job's
+        configuring files by rewriting them, which it does only where it throws them away afterwards."""
+        outside = [str(d) for d in agent.config_dirs(self.env) if not d.resolve().is_relative_to(state.resolve())]
+        if not outside:
+            return None
+        return (
+            f"create-job {self.name}: the agent would load its configuration from {', '.join(outside)}, outside "
+            f"STATE ({state}); boundary rewrites a job's configuring files to attack them, and only under STATE can "
+            "it throw them away: give each job its own HOME (and CLAUDE_CONFIG_DIR, CODEX_HOME, XDG_CONFIG_HOME, if "
+            "set) under $BOUNDARY_STATE (docs/runner-protocol.md)"
+        )
+
 
 @runtime_checkable
 class Runner(Protocol):

@@ -332,3 +332,17 @@ class ArchivesJobData(OpencodeRunner):
         permission = super().permission(paths)
         allowed = {**permission["external_directory"], f"{self.archive()}/*": "allow"}
         return {**permission, "external_directory": allowed}
+
+
+class HomeOutsideState(OpencodeRunner):
+    """Every job of the runner gets one HOME outside STATE (`/home/runner`, as a runner on a CI machine may): the
+    agent would load every job's configuration from there, where boundary may not rewrite it to attack it. The run
+    refuses the job, naming the directory (issue 28, item 6)."""
+
+    name = "home-outside-state"
+    home = Path("/home/boundary-runner")
+
+    def job_env(self, paths: JobPaths, shell: Path) -> dict[str, str]:
+        env = super().job_env(paths, shell)
+        env.pop("XDG_CONFIG_HOME", None)  # opencode's config then lies under HOME, as by default
+        return {**env, "HOME": str(self.home)}
