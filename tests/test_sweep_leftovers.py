@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -91,3 +92,31 @@ def test_a_canary_line_in_a_shared_file_is_cut_out_and_the_file_kept(host: Path)
     leftovers.remove(lambda line: None)
     assert config.read_text() == "[user]\n\tname = a\n"
     assert not (host / "tmp" / tmp.file).exists()
+
+
+def test_the_ledger_holds_no_canary_a_job_could_find(host: Path) -> None:
+    """The ledger lies in the host's /tmp, where B's sweep looks: written with the tokens themselves, every sweep of
+    a runner that lets a job read /tmp found A's canaries in it and said LEAKED (the CI run of c48bc19)."""
+    checkout = host.parent / "work" / "job-a"
+    checkout.mkdir(parents=True)
+    places, discovery = places_of(_Job(checkout)), new_discovery()  # type: ignore[arg-type]
+    ledger = leftovers.record(host, [(checkout / "said", places, discovery)]).read_text()
+    tokens = [p.token for p in [*places, *discovery.places]]
+    assert not [token for token in tokens if token in ledger or token.removeprefix("BOUNDARY-") in ledger]
+    assert discovery.seed not in ledger, "the seed derives every discovered place's canary"
+
+
+def test_a_forged_ledger_removes_nothing_it_did_not_plant(host: Path) -> None:
+    """A job may write where the ledgers are: a ledger naming a path that climbs out, or a file with no canary of
+    the digest it names, removes nothing."""
+    victim = host / "etc" / "passwd"
+    victim.write_text("root:x:0:0\n")
+    said = host / "said"
+    said.write_text(f"{FOUND} discovered-0 walk /etc\n")
+    places = [["tmp", "../etc/passwd", leftovers.digest("root:x:0:0")]]
+    discovered = [["passwd", leftovers.digest("BOUNDARY-" + "0" * 20)]]
+    forged = {"root": str(host), "sides": [{"said": str(said), "places": places, "discovered": discovered}]}
+    leftovers.LEDGERS.mkdir()
+    (leftovers.LEDGERS / f"{_dead_pid()}-forged.json").write_text(json.dumps(forged))
+    leftovers.remove(lambda line: None)
+    assert victim.read_text() == "root:x:0:0\n"

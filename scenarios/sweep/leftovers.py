@@ -6,21 +6,26 @@ before then (SIGKILL, a machine's time limit) cannot. So before A plants, the ru
 naming its places and where A's shell says it planted; it deletes the ledger once it has cleaned. The next run,
 before it removes dead runs' work directories (A's shell's word is in one), reads every ledger whose process is
 gone and removes each file that still holds that run's canary, or the canary line from a file it was appended to —
-nothing else.
+nothing else. The ledger names each canary by its SHA-256 only: it lies where jobs may read it (B's sweep of a
+later scenario, or of this one, must not find A's canaries in the harness's own file).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import os
+import re
 import secrets
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from boundary.scenarios.sweep.discover import Discovery, discovery_of, read_discovery
-from boundary.scenarios.sweep.places import SHELL_PLACES, Place, remove_canary, resolve
+from boundary import canary
+from boundary.scenarios.sweep.discover import Discovery, read_discovery
+from boundary.scenarios.sweep.places import SHELL_PLACES, Place, in_host, remove_canary, resolve
 
 LEDGERS = Path(tempfile.gettempdir()) / ".boundary-sweep-ledgers"
 
@@ -29,18 +34,27 @@ Side = tuple[Path, list[Place], Discovery]  # a job's plant step's output file (
 
 
 def record(root: Path, sides: list[Side]) -> Path:
-    """A ledger of this sweep's plants: A's, and B's own (its controls')."""
+    """A ledger of this sweep's plants: A's, and B's own (its controls'). It names each canary by its digest only:
+    the ledger lies where jobs may read it, and B's sweep must find no canary of A's the harness wrote."""
     LEDGERS.mkdir(mode=0o700, exist_ok=True)
     ledger = LEDGERS / f"{os.getpid()}-{secrets.token_hex(4)}.json"
     entry = {
         "root": "/" if _same_tmp(root) else str(root),
         "sides": [
-            {"said": str(said), "places": [[p.name, p.file, p.token] for p in places], "seed": discovery.seed}
+            {
+                "said": str(said),
+                "places": [[p.name, p.file, digest(p.token)] for p in places],
+                "discovered": [[p.file, digest(p.token)] for p in discovery.places],
+            }
             for said, places, discovery in sides
         ],
     }
     ledger.write_text(json.dumps(entry))
     return ledger
+
+
+def digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def remove(progress: Callable[[str], None]) -> None:
@@ -67,21 +81,37 @@ def _remove_planted(entry: dict[str, Any]) -> list[str]:
     root = Path(entry["root"])
     if not root.is_dir():
         return []  # that host's file system went with it (a container's, a namespace host's own)
-    return [str(path) for side in entry["sides"] for place in _planted(side) if (path := remove_canary(place, root))]
+    planted = [planted for side in entry["sides"] for planted in _planted(side)]
+    return [str(path) for place, hashed in planted if (path := _remove_if_held(place, hashed, root))]
 
 
-def _planted(side: dict[str, Any]) -> list[Place]:
-    """Where a job planted outside its directories, as its shell said; the host-wide places also unsaid."""
+def _planted(side: dict[str, Any]) -> list[tuple[Place, str]]:
+    """Where a job planted outside its directories, as its shell said (the host-wide places also unsaid), each
+    with its canary's digest. A file name with a `/` in it is no place's: a ledger is read as untrusted."""
     said_file = Path(side["said"])
     said = said_file.read_text(errors="replace") if said_file.is_file() else ""
-    places = [Place(name, file, token) for name, file, token in side["places"]]
-    resolve(places, said)
-    discovery = discovery_of(side["seed"])
-    read_discovery(discovery, said)
-    for place in places:  # the shell never said (killed while planting): a host-wide place has one name
+    places = [(Place(name, file, ""), hashed) for name, file, hashed in side["places"]]
+    resolve([place for place, _ in places], said)
+    discovered = [(Place(f"discovered-{i}", file, ""), hashed) for i, (file, hashed) in enumerate(side["discovered"])]
+    read_discovery(Discovery([place for place, _ in discovered]), said)
+    for place, _ in places:  # the shell never said (killed while planting): a host-wide place has one name
         if place.directory is None and SHELL_PLACES.get(place.name, "").startswith("/"):
             place.directory = SHELL_PLACES[place.name]
-    return [p for p in places if p.name in SHELL_PLACES] + discovery.planted
+    kept = [(p, h) for p, h in places if p.name in SHELL_PLACES] + [(p, h) for p, h in discovered if p.directory]
+    return [(place, hashed) for place, hashed in kept if "/" not in place.file]
+
+
+def _remove_if_held(place: Place, hashed: str, root: Path) -> Path | None:
+    """The place's canary removed, if the file there holds a canary with the ledger's digest (anything else there
+    is not the sweep's)."""
+    path = in_host(place.path, root) if place.path else None
+    try:
+        content = path.read_bytes() if path is not None else b""
+    except OSError:
+        return None
+    tokens = {token.decode() for token in re.findall(canary.PATTERN.encode(), content)}
+    token = next((token for token in tokens if digest(token) == hashed), None)
+    return remove_canary(dataclasses.replace(place, token=token), root) if token else None
 
 
 def _same_tmp(root: Path) -> bool:
