@@ -13,28 +13,27 @@ pytestmark = pytest.mark.live
 def test_a_cache_every_job_shares_is_found_where_the_environment_names_it(pytester: pytest.Pytester) -> None:
     """Job A finds the cache its `npm_config_cache` names and plants there; job B's sweep finds A's canary in it.
     Every fixed place holds as the reference runner's do: only the discovered place leaks."""
-    runner = "boundary.sabotage.sweep:SharesNpmCache"
-    result, report = run_suite(pytester, "--agent", "opencode", "--scenario", "sweep", "--runner", runner)
-    assert result.ret == 1
-    cells = {(r["target"], r["channel"]): r for r in scenario(report, "sweep")["results"]}
-    leaked = cells.pop(("discovered_places", "shell_sweep"))
-    assert leaked["verdict"] == "LEAKED", leaked
-    assert "npm-cache (found by env-npm_config_cache)" in leaked["detail"], leaked["detail"]
-    assert {cell: r["verdict"] for cell, r in cells.items() if r["verdict"] != "DENIED"} == {}
+    result = _only_the_discovered_place_leaks(pytester, "SharesNpmCache", "npm-cache (found by env-npm_config_cache)")
     result.stdout.fnmatch_lines(["*LEAKED: discovered_places via shell_sweep: *npm-cache*"])
 
 
 def test_one_writable_file_every_job_shares_is_found_and_named(pytester: pytest.Pytester) -> None:
     """Issue 28, item 4: no directory is shared, only one file (the account's global git config, writable in every
-    job): A appends a canary line to it, B's sweep reads it back, and the cell names the file."""
-    runner = "boundary.sabotage.sweep:SharesGitConfig"
+    job): A appends a canary line to it, B's sweep reads it back, and the cell names the file (found by its bind,
+    or by the variable that names it)."""
+    _only_the_discovered_place_leaks(pytester, "SharesGitConfig", "/accounts/account/gitconfig (found by ")
+
+
+def _only_the_discovered_place_leaks(pytester: pytest.Pytester, sabotage: str, named: str) -> pytest.RunResult:
+    runner = f"boundary.sabotage.sweep:{sabotage}"
     result, report = run_suite(pytester, "--agent", "opencode", "--scenario", "sweep", "--runner", runner)
     assert result.ret == 1
     cells = {(r["target"], r["channel"]): r for r in scenario(report, "sweep")["results"]}
     leaked = cells.pop(("discovered_places", "shell_sweep"))
     assert leaked["verdict"] == "LEAKED", leaked
-    assert "/accounts/account/gitconfig (found by " in leaked["detail"], leaked["detail"]  # its bind, or its variable
+    assert named in leaked["detail"], leaked["detail"]
     assert {cell: r["verdict"] for cell, r in cells.items() if r["verdict"] != "DENIED"} == {}
+    return result
 
 
 def test_the_key_in_an_encoded_form_where_only_the_sweep_looks_is_found(pytester: pytest.Pytester) -> None:
