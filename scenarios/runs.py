@@ -71,6 +71,7 @@ class ScenarioRuns:
         plan = [] if uncovered else scenario.cells(runner)
         record = ScenarioRecord(unit.key, scenario.title, plan, claimed, scenario.checks_layers, agent=unit.agent)
         record.not_applicable = sorted(runner.agent.lacks)
+        record.not_offered = sorted(runner.agent.not_offered)
         if uncovered:
             record.errors.append(uncovered)
             return record

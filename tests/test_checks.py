@@ -168,6 +168,7 @@ def test_json_report_has_the_documented_shape(tmp_path: Path) -> None:
             "title",
             "agent",
             "not_applicable",
+            "not_offered",
             "not_planted",
             "planned",
             "results",

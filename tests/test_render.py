@@ -289,6 +289,21 @@ def test_agents_side_by_side_and_what_an_agent_cannot_try() -> None:
     assert "<h2>Agents side by side</h2>" in to_html(report)
 
 
+def test_a_tool_the_runner_does_not_offer_is_said_apart_from_one_the_agent_lacks() -> None:
+    """Issue 28, item 10: a runner that gives Claude Code no Grep or Glob plans those channels out; every rendering
+    says so, in words that are not "the agent has none"."""
+    from boundary.report.terminal import summary_lines
+
+    report = make_report()
+    claude = cross(report) | {"agent": "claude", "not_applicable": ["glob", "grep"], "not_offered": ["glob", "grep"]}
+    report["scenarios"] = {"claude/cross_job": claude}
+    report["run"]["planned_scenarios"] = list(report["scenarios"])
+    said = "not offered: channels through a glob, grep tool (not in the expected tools the runner declares) — not tried"
+    lines = summary_lines(report)
+    assert said in lines and said in to_markdown(report).replace("\\", "") and said in to_html(report)
+    assert not [line for line in lines if "has none" in line]
+
+
 # --- one view model, one registry: every rendering says the same -------------------------------------------
 
 

@@ -421,3 +421,26 @@ def test_each_agents_configuration_directories_decide_the_refusal(tmp_path, agen
     own = {"opencode": "XDG_CONFIG_HOME", "claude": "CLAUDE_CONFIG_DIR", "codex": "CODEX_HOME"}[agent]
     job.env[own] = "/srv/shared"
     assert "/srv/shared" in (job.config_refused(reference.agent, state) or "")
+
+
+@pytest.mark.parametrize(
+    ("agent", "tools", "planned_out"),
+    [
+        ("claude", ["Bash", "Edit", "Read", "Write", "Agent", "ToolSearch"], {"grep", "glob"}),  # its defaults, less
+        ("opencode", ["bash", "edit", "glob", "grep", "read", "write"], set()),
+        ("opencode", ["bash", "edit", "write"], {"read", "grep", "glob"}),
+        ("codex", ["exec_command", "apply_patch"], set()),  # it has no read, grep or glob tool to leave out
+    ],
+)
+def test_a_read_grep_or_glob_tool_the_runner_does_not_offer_leaves_the_plan(tmp_path, agent, tools, planned_out):
+    """Issue 28, item 10: a runner that starts the agent with fewer tools (Claude Code with Grep and Glob deferred)
+    made every cell of those tools INCONCLUSIVE, "the agent's tools do not match the script". The tools it declares
+    (which the offered-tools check holds to what the model is sent) now plan them out, said as not offered."""
+    from boundary.probes import CHANNELS, channels_for
+
+    describe = DESCRIBE | {"agent": agent, "expected_tools": tools}
+    runner_ = CommandRunner(fake_runner(tmp_path, f"def answer(verb, args):\n    return {describe!r}"))
+    assert set(runner_.agent.not_offered) == planned_out
+    assert set(runner_.agent.not_offered) <= runner_.agent.lacks
+    kinds = {channel.kind for channel in channels_for(runner_.agent, CHANNELS)}
+    assert not kinds & runner_.agent.lacks and "shell" in kinds

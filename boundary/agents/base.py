@@ -20,6 +20,7 @@ class Agent(Protocol):
     serial_tools: ClassVar[frozenset[str]]  # tools the script calls one at a time
     read_first_refusals: ClassVar[tuple[str, ...]]  # its refusal to write a file it has not read
     lacks: ClassVar[frozenset[str]]  # channel kinds (read, grep, glob, shell, write, edit) it has no tool for
+    not_offered: ClassVar[frozenset[str]]  # of those, the kinds it has a tool for that the runner does not offer
     # channel kinds whose tool sees a /proc file as empty (its size is 0): no control through them can succeed there
     procfs_blind: ClassVar[frozenset[str]]
     search_incomplete: ClassVar[tuple[str, ...]]  # what its search tools say when they cut their results short
@@ -124,6 +125,32 @@ class Vocabulary:
     file_key: str  # the argument naming the file of a read, write or edit
     edit_keys: tuple[str, str]  # an edit's arguments: the text to replace, and what replaces it
     grep_extra: dict[str, str] = field(default_factory=dict)  # more arguments to every grep
+
+
+# The channel kinds a script can do without (codex has no tool for any of them): their cells leave the plan.
+OPTIONAL_KINDS = ("read", "grep", "glob")
+
+
+def not_offered(agent: Agent, offered: frozenset[str]) -> frozenset[str]:
+    """The optional channel kinds the agent has a tool for that is not among `offered` (the tools a runner says the
+    model is given: its expected tools, which the offered-tools check holds to what the model is really sent)."""
+    root = Path("/")
+    calls = {"read": lambda: agent.read("t", root), "grep": lambda: agent.grep("t", ".", root)}
+    calls["glob"] = lambda: agent.glob("t", "*", root)
+    return frozenset(kind for kind in OPTIONAL_KINDS if kind not in agent.lacks and calls[kind]().tool not in offered)
+
+
+def offering(agent: Agent, offered: frozenset[str]) -> Agent:
+    """The agent as a runner that gives the model only `offered` has it: a read, grep or glob tool not offered is
+    planned out of every script and named in the report, as for an agent that has none (a runner that starts the
+    agent with fewer tools than boundary's reference ones must not make every cell of that tool INCONCLUSIVE). A
+    shell, write or edit tool not offered is not: every scenario needs them, and says so when they are missing."""
+    missing = not_offered(agent, offered)
+    if not missing:
+        return agent
+    kind = type(agent)
+    planned: type[Agent] = type(kind.__name__, (kind,), {"lacks": agent.lacks | missing, "not_offered": missing})
+    return planned()
 
 
 class VocabularyTools:

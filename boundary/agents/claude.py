@@ -90,6 +90,7 @@ class ClaudeCode(VocabularyTools):
     project_protected: ClassVar[tuple[str, ...]] = PROJECT_PROTECTED
     serial_tools: ClassVar[frozenset[str]] = frozenset({"Bash"})  # each call starts its own sandbox
     lacks: ClassVar[frozenset[str]] = frozenset()
+    not_offered: ClassVar[frozenset[str]] = frozenset()
     procfs_blind: ClassVar[frozenset[str]] = frozenset({"read"})  # its Read of /proc/self/environ came back empty
     # Its Grep's and Glob's notes when they stop at their limit or their time limit (read from its binary).
     search_incomplete: ClassVar[tuple[str, ...]] = ("(Results are truncated", "results are incomplete")

@@ -65,6 +65,7 @@ class Codex:
     serial_tools: ClassVar[frozenset[str]] = frozenset({"exec_command"})  # each call starts its own bwrap sandbox
     # Reading, listing and searching all go through exec_command; view_image reads images, not text.
     lacks: ClassVar[frozenset[str]] = frozenset({"read", "grep", "glob"})
+    not_offered: ClassVar[frozenset[str]] = frozenset()
     procfs_blind: ClassVar[frozenset[str]] = frozenset()
     search_incomplete: ClassVar[tuple[str, ...]] = ()  # no search tool: its shell searches, judged by their end line
     command: ClassVar[str] = "codex"

@@ -87,6 +87,7 @@ class OpenCode(VocabularyTools):
     # Each shell call starts its own srt; concurrent ones race on srt's mount points.
     serial_tools: ClassVar[frozenset[str]] = frozenset({"bash"})
     lacks: ClassVar[frozenset[str]] = frozenset()
+    not_offered: ClassVar[frozenset[str]] = frozenset()
     procfs_blind: ClassVar[frozenset[str]] = frozenset()
     # Its grep's and glob's notes when they stop at their limit (read from its binary, 1.18.33).
     search_incomplete: ClassVar[tuple[str, ...]] = ("(Results truncated.", "(Results are truncated")

@@ -35,6 +35,7 @@ class ScenarioRecord:
     host: dict[str, Any] | None = None  # host health (boundary.host.health.host_report)
     agent: str = ""
     not_applicable: list[str] = field(default_factory=list)  # tool kinds the agent lacks: their channels not tried
+    not_offered: list[str] = field(default_factory=list)  # of those, the kinds the runner does not offer the model
     not_planted: dict[str, str] = field(default_factory=dict)  # target -> why the runner has none (its cells unplanned)
 
     def layer_counts(self) -> dict[str, int]:
@@ -57,6 +58,7 @@ class ScenarioRecord:
             "title": self.title,
             "agent": self.agent,
             "not_applicable": self.not_applicable,
+            "not_offered": self.not_offered,
             "not_planted": self.not_planted,
             "planned": [list(cell) for cell in self.planned],
             "results": [r.as_dict() for r in self.results],

@@ -110,13 +110,22 @@ def _outcome(name: str, scenario: dict[str, Any]) -> str:
 
 
 def not_tried(scenario: dict[str, Any]) -> list[str]:
-    """What the scenario did not try, and why: the channels of a tool the agent lacks, a target the runner has no
-    such thing for."""
-    kinds = ", ".join(str(kind) for kind in scenario.get("not_applicable") or [])
-    lines = [f"not applicable: channels through a {kinds} tool ({scenario.get('agent')} has none) — not tried"]
+    """What the scenario did not try, and why: the channels of a tool the agent lacks or the runner does not offer,
+    a target the runner has no such thing for."""
+    offered_not = [str(kind) for kind in scenario.get("not_offered") or []]
+    lacks = [str(kind) for kind in scenario.get("not_applicable") or [] if str(kind) not in offered_not]
+    lines = [
+        f"not applicable: channels through a {', '.join(lacks)} tool ({scenario.get('agent')} has none) — not tried"
+    ]
+    lines = lines if lacks else []
+    if offered_not:
+        tools = ", ".join(offered_not)
+        lines.append(
+            f"not offered: channels through a {tools} tool (not in the expected tools the runner declares) — not tried"
+        )
     said = scenario.get("not_planted")
     planted = [f"not planted: {target}: {why} — its cells not tried" for target, why in (said or {}).items()]
-    return (lines if kinds else []) + (planted if isinstance(said, dict) else [])
+    return lines + (planted if isinstance(said, dict) else [])
 
 
 def _version(report: Report, name: str) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from boundary import proc
-from boundary.agents.base import Agent
+from boundary.agents.base import Agent, offering
 from boundary.layout import JobPaths
 from boundary.runners.contract import Job
 from boundary.runners.knowledge import AGENTS
@@ -69,7 +69,7 @@ class CommandRunner:
         description = describe(self.command, sandbox)
         self.description = description
         self.name = description.name
-        self.agent: Agent = AGENTS[description.agent]()
+        self.agent: Agent = offering(AGENTS[description.agent](), description.expected_tools)
         self.sandbox = DescribedSandbox(description.sandbox, description.sandbox_version, description.startup_failures)
         self.denials = dict(description.denials)
 
