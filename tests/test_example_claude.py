@@ -38,6 +38,27 @@ def test_the_example_passes_every_scenario_with_every_probe_denied(pytester: pyt
 
 
 @live
+def test_without_grep_and_glob_their_channels_leave_the_plan_and_the_rest_holds(pytester: pytest.Pytester) -> None:
+    """Issue 28, item 10: the example started with Bash, Edit, Read and Write only (as Claude Code's defaults have
+    no Grep or Glob), and declaring so. Every grep and glob cell was INCONCLUSIVE ("tool 'Grep' is not offered");
+    now they leave the plan, said as not offered, and every other cell holds."""
+    fewer = pytester.path / "runner.sh"
+    fewer.write_text(
+        (EXAMPLE / "runner.sh")
+        .read_text()
+        .replace("TOOLS=Bash,Edit,Glob,Grep,Read,Write", "TOOLS=Bash,Edit,Read,Write")
+    )
+    scenarios = ("--scenario", "cross_job", "--scenario", "sweep")
+    result, report = run_suite(pytester, "--runner-cmd", f"bash {fewer}", *scenarios)
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    for part in report["scenarios"].values():
+        assert part["not_offered"] == ["glob", "grep"]
+        assert {r["verdict"] for r in part["results"]} == {"DENIED"}
+        assert not [r for r in part["results"] if "grep" in r["channel"] or "glob" in r["channel"]]
+    result.stdout.fnmatch_lines(["*not offered: channels through a glob, grep tool*"])
+
+
+@live
 def test_skipped_permissions_leak_every_other_jobs_file_through_the_file_tools(pytester: pytest.Pytester) -> None:
     defective = f"bash {EXAMPLE / 'skip-permissions.sh'}"
     result, report = run_suite(pytester, "--runner-cmd", defective, "--scenario", "cross_job")
