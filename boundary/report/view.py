@@ -114,10 +114,10 @@ def not_tried(scenario: dict[str, Any]) -> list[str]:
     a target the runner has no such thing for."""
     offered_not = [str(kind) for kind in scenario.get("not_offered") or []]
     lacks = [str(kind) for kind in scenario.get("not_applicable") or [] if str(kind) not in offered_not]
-    lines = [
-        f"not applicable: channels through a {', '.join(lacks)} tool ({scenario.get('agent')} has none) — not tried"
-    ]
-    lines = lines if lacks else []
+    lines = []
+    if lacks:
+        agent = scenario.get("agent")
+        lines.append(f"not applicable: channels through a {', '.join(lacks)} tool ({agent} has none) — not tried")
     if offered_not:
         tools = ", ".join(offered_not)
         lines.append(

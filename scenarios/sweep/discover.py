@@ -101,11 +101,8 @@ class Discovery:
 
 
 def new_discovery() -> Discovery:
-    return discovery_of(secrets.token_hex(16))
-
-
-def discovery_of(seed: str) -> Discovery:
-    """The places a seed names, none yet with a directory."""
+    """The places a fresh seed names, none yet with a directory."""
+    seed = secrets.token_hex(16)
     return Discovery([Place(f"discovered-{i}", *derived(seed, i)) for i in range(CAP)], seed)
 
 
