@@ -19,9 +19,7 @@ def plan_probes(
     runner: Runner, job: Job, targets: list[Target], channels: list[Channel] = CHANNELS, prefix: str = ""
 ) -> tuple[list[Probe], list[Probe]]:
     """A control per channel on the job's own file, then every channel on every target it applies to."""
-    name = canary.new_canary()
-    own = Target("own_file", job.checkout / f"own-{name}.txt", canary.new_canary(), name)
-    own.path.write_text(f"{own.content}\n")
+    own = own_file(job)
     agent = runner.agent
     usable = channels_for(agent, channels)
     controls = [make_probe(agent, ch, own, _via(ch.name, own, job), f"{prefix}control") for ch in usable]
@@ -32,6 +30,14 @@ def plan_probes(
         if ch.applies_to(t)
     ]
     return controls, probes
+
+
+def own_file(job: Job) -> Target:
+    """A file of the job's own in its checkout, with a canary: what a control reads."""
+    name = canary.new_canary()
+    own = Target("own_file", job.checkout / f"own-{name}.txt", canary.new_canary(), name)
+    own.path.write_text(f"{own.content}\n")
+    return own
 
 
 def judge_probes(

@@ -16,11 +16,12 @@ from boundary.jobs.session import Session
 from boundary.model import JobRecord, Script
 from boundary.probes import Probe, Target, matrix_for, targets_for
 from boundary.runners.contract import Job, Runner
-from boundary.scenarios.base import Cell, ProbeResult, Scenario
+from boundary.scenarios.base import JOB_A, Cell, ProbeResult, Scenario
 from boundary.scenarios.common import after_job_a
 from boundary.scenarios.common_oracles import CONTEXT_CELL, context_finding, job_output_findings
-from boundary.scenarios.common_probes import judge_probes, plan_probes
+from boundary.scenarios.common_probes import judge_probes, own_file, plan_probes
 from boundary.scenarios.probe_batches import batched
+from boundary.scenarios.tool_attacks import CHANNEL, ToolJudge, cell_target, plan_tools, schema_tools, tool_cells
 from boundary.verdict import Finding, Verdict
 
 
@@ -33,7 +34,8 @@ class CrossJob(Scenario):
 
     def plan(self, runner: Runner) -> list[Cell]:
         agent = runner.agent
-        return [*matrix_for(agent), *((target, "job_output") for target in targets_for(agent)), CONTEXT_CELL]
+        outputs = ((target, "job_output") for target in targets_for(agent))
+        return [*matrix_for(agent), *outputs, *tool_cells(runner), CONTEXT_CELL]
 
     def run(self, runner: Runner, session: Session) -> list[ProbeResult]:
         return after_job_a(runner, session, lambda _, job_b, targets: self._run_job_b(runner, session, job_b, targets))
@@ -48,6 +50,9 @@ class CrossJob(Scenario):
         calls = batched(runner.agent, controls, probes + secret_probes, home=job.checkout)
         script = Script()
         calls.add_to(script, runner.agent)
+        own = own_file(job)
+        tools = plan_tools(schema_tools(runner), session.schemas_offered(JOB_A), own, targets, job.checkout)
+        script.add_calls([call for plan in tools for call in plan.calls()], runner.agent.serial_tools)
         before = {t.name: t.presence() for t in targets}
         outcome, record, note = self.run_job_b(runner, session, job, script)
         absent = {t.name: before[t.name] or t.presence() for t in targets}  # there before and after, or why not
@@ -63,7 +68,10 @@ class CrossJob(Scenario):
         noted = [(target, replace(f, detail=f"{f.detail}; {note}") if note else f) for target, f in output]
         context = context_finding(record, targets, script, problems)
         outputs = [self.result(runner, (target, "job_output"), f) for target, f in noted]
-        return [*results, *outputs, self.result(runner, CONTEXT_CELL, context)]
+        secrets = [t.content for t in targets] + [session.secret.token]
+        tool_judge = ToolJudge(runner, record, own, secrets, absent, problems)
+        driven = [self.result(runner, (cell_target(p.tool), CHANNEL), tool_judge.finding(p)) for p in tools]
+        return [*results, *outputs, *driven, self.result(runner, CONTEXT_CELL, context)]
 
     def run_job_b(
         self, runner: Runner, session: Session, job: Job, script: Script

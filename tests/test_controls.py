@@ -198,6 +198,18 @@ def test_opencode_mcp_tools_fail_the_offered_tools_check(pytester: pytest.Pytest
     result.stdout.fnmatch_lines(["*offered tools: FAILED*opencode_session_move*"])
 
 
+def test_a_declared_file_reading_tool_is_attacked_from_its_schema(pytester: pytest.Pytester) -> None:
+    """Issue 28: a runner's MCP tool that reads any file, declared in its expected tools, is driven with job A's
+    paths in its one string parameter: LEAKED, named; the agent's own extra tools (skill, task, todowrite) hold."""
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:DeclaredFileTool", *CROSS_JOB)
+    assert result.ret == 1
+    tools = {r["target"]: r for r in scenario(report)["results"] if r["channel"] == "any_parameter"}
+    assert tools["tool:files_read_text"]["verdict"] == "LEAKED", tools["tool:files_read_text"]
+    assert "tool-probe-files_read_text-file-path got back" in tools["tool:files_read_text"]["detail"]
+    assert {tools[f"tool:{name}"]["verdict"] for name in ("skill", "task", "todowrite")} == {"DENIED"}
+    assert scenario(report)["offered_tools"]["passed"]  # declared: only the attack can tell
+
+
 def test_phoning_home_fails_the_network_check(pytester: pytest.Pytester) -> None:
     """A runner that lets opencode fetch its model catalog: the job tries DNS beyond loopback."""
     result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:PhonesHome", "-k", "reach_only_the_model", *CROSS_JOB)

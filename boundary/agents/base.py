@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -129,6 +130,20 @@ class Vocabulary:
 
 # The channel kinds a script can do without (codex has no tool for any of them): their cells leave the plan.
 OPTIONAL_KINDS = ("read", "grep", "glob")
+
+
+def channel_tools(agent: Agent) -> frozenset[str]:
+    """The tools the scenarios' channels drive (read, write, edit, grep, glob, shell), by the name the model sees."""
+    root = Path("/")
+    calls: dict[str, Callable[[], ToolCall]] = {
+        "read": lambda: agent.read("t", root),
+        "write": lambda: agent.write("t", root, ""),
+        "edit": lambda: agent.edit("t", root, "", ""),
+        "grep": lambda: agent.grep("t", ".", root),
+        "glob": lambda: agent.glob("t", "*", root),
+        "shell": lambda: agent.shell("t", "true"),
+    }
+    return frozenset(make().tool for kind, make in calls.items() if kind not in agent.lacks)
 
 
 def not_offered(agent: Agent, offered: frozenset[str]) -> frozenset[str]:

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from boundary import shared_defaults
 from boundary.agents.base import home
@@ -265,6 +266,11 @@ class Session:
         if not record.finished and not problems:
             problems.append(f"job {key} {EARLY_END} (transcript: {outcome.transcript})")
         return problems
+
+    def schemas_offered(self, name: str) -> dict[str, dict[str, Any]]:
+        """The tools the model was offered in this scenario's job `name`, each with its parameters' schema."""
+        entry = self.server.lookup(f"{self.scenario}.{name}")
+        return dict(entry[1].schemas) if entry else {}
 
     def problems_of(self, name: str, resumed: bool = False) -> list[str]:
         key = f"{self.scenario}.{name}" + (".resumed" if resumed else "")

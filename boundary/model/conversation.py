@@ -20,9 +20,17 @@ class Turn:
     text: str = ""
 
 
+# What the scripted model answers a conversation that is not the job's own (a subagent a tool started).
+OTHER_CONVERSATION = "boundary: this conversation is not the job's script; it ends here"
+
+
 def next_turn(script: Script, request: ModelRequest, record: JobRecord) -> Turn:
     if request.tools is None:
         return Turn(text="boundary probe job")  # e.g. the session title request
+    if not request.issued_ids and record.results_so_far():
+        # It holds none of the calls already answered: another conversation of the agent's (a task or agent tool's
+        # subagent), not a retry of the job's first turn. Ending it at once keeps the script in the job's own one.
+        return Turn(text=OTHER_CONVERSATION)
     record.note_results({k: v for k, v in request.results.items() if k in set(script.call_ids())})
     while True:
         known = len(script.steps)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass
@@ -13,6 +14,7 @@ class JobRecord:
 
     job: str
     offered: list[frozenset[str]] = field(default_factory=list)
+    schemas: dict[str, dict[str, Any]] = field(default_factory=dict)  # tool -> its parameters' schema, as first sent
     results: dict[str, str] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     requests: int = 0
@@ -31,13 +33,15 @@ class JobRecord:
         with self._lock:
             self.bodies.append(raw)
 
-    def note_request(self, offered: frozenset[str] | None, latency_s: float) -> None:
+    def note_request(self, tools: dict[str, dict[str, Any]] | None, latency_s: float) -> None:
+        """A request came; `tools`: the tools it offered, by name, with their schemas (None: it offered none)."""
         with self._lock:
             self.requests += 1
             self.latencies_s.append(latency_s)
             self.requested_at.append(time.time() - latency_s)
-            if offered is not None:
-                self.offered.append(offered)
+            if tools is not None:
+                self.offered.append(frozenset(tools))
+                self.schemas = {**tools, **self.schemas}
 
     def note_issued(self, call_ids: list[str]) -> None:
         with self._lock:
@@ -82,6 +86,7 @@ class JobRecord:
                 self.issued_at.setdefault(call_id, later.issued_at.get(call_id, 0.0))
                 self.answered_at.setdefault(call_id, later.answered_at.get(call_id, 0.0))
             self.offered += later.offered
+            self.schemas = {**later.schemas, **self.schemas}
             self.skipped |= later.skipped
             self.errors += later.errors
             self.bodies += later.bodies

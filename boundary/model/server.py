@@ -116,8 +116,9 @@ class _Handler(BaseHTTPRequestHandler):
         request = dialect.parse(body)
         turn = next_turn(script, request, record)
         events = dialect.stream_tool_calls(turn.calls) if turn.calls else dialect.stream_text(turn.text)
-        offered = frozenset(request.tools) if request.tools is not None else None
-        record.note_request(offered, time.monotonic() - started)  # before the reply: the job may act on it at once
+        record.note_request(
+            request.tools, time.monotonic() - started
+        )  # before the reply: the job may act on it at once
         self._send_sse(events)
 
     def _parse_json(self, raw: bytes, record: JobRecord) -> dict[str, Any] | None:

@@ -7,41 +7,10 @@ must catch it.
 
 from __future__ import annotations
 
-import json
-import sys
-from typing import Any
+from boundary.sabotage.mcp_stdio import Tool, serve
 
-TOOLS = ["session_move", "session_rename", "worktree_remove"]
-
-
-def handle(request: dict[str, Any]) -> dict[str, Any] | None:
-    method = request.get("method")
-    if "id" not in request:
-        return None  # a notification
-    if method == "initialize":
-        result: dict[str, Any] = {
-            "protocolVersion": request.get("params", {}).get("protocolVersion", "2024-11-05"),
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": "opencode", "version": "0"},
-        }
-    elif method == "tools/list":
-        schema = {"type": "object", "properties": {"session": {"type": "string"}}}
-        result = {"tools": [{"name": n, "description": n, "inputSchema": schema} for n in TOOLS]}
-    elif method == "tools/call":
-        result = {"content": [{"type": "text", "text": "moved"}]}
-    else:
-        result = {}
-    return {"jsonrpc": "2.0", "id": request["id"], "result": result}
-
-
-def main() -> None:
-    for line in sys.stdin:
-        if line.strip():
-            response = handle(json.loads(line))
-            if response is not None:
-                sys.stdout.write(json.dumps(response) + "\n")
-                sys.stdout.flush()
-
+SESSION = {"type": "object", "properties": {"session": {"type": "string"}}}
+TOOLS = [Tool(name, SESSION, lambda _: "moved") for name in ("session_move", "session_rename", "worktree_remove")]
 
 if __name__ == "__main__":
-    main()
+    serve("opencode", TOOLS)

@@ -72,10 +72,27 @@ class OpencodeMcp(OpencodeRunner):
         return ()  # the check still forbids opencode_*, but the runner removes nothing
 
     def agent_config_extra(self, paths: JobPaths) -> dict[str, Any]:
-        package_root = str(Path(__file__).resolve().parents[2])
-        command = [sys.executable, "-m", "boundary.sabotage.mcp_opencode"]
-        server = {"type": "local", "command": command, "environment": {"PYTHONPATH": package_root}}
-        return {"mcp": {"opencode": server}}
+        return {"mcp": {"opencode": _local_mcp("boundary.sabotage.mcp_opencode")}}
+
+
+class DeclaredFileTool(OpencodeRunner):
+    """Offers a runner's MCP tool that reads any file (`files_read_text`) and declares it in its expected tools:
+    the tool runs beside the agent, outside the shell's sandbox, and no guard looks at its arguments (issue 28)."""
+
+    name = "declared-file-tool"
+
+    def expected_tools(self) -> frozenset[str]:
+        return super().expected_tools() | {"files_read_text"}
+
+    def agent_config_extra(self, paths: JobPaths) -> dict[str, Any]:
+        return {"mcp": {"files": _local_mcp("boundary.sabotage.mcp_files")}}
+
+
+def _local_mcp(module: str) -> dict[str, Any]:
+    """opencode's config of a stdio MCP server that runs this package's `module`."""
+    package_root = str(Path(__file__).resolve().parents[2])
+    command = [sys.executable, "-m", module]
+    return {"type": "local", "command": command, "environment": {"PYTHONPATH": package_root}}
 
 
 class PhonesHome(OpencodeRunner):

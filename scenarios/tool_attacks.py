@@ -1,0 +1,180 @@
+"""Every tool the runner offers that no channel drives, attacked from its JSON schema (job B of cross_job).
+
+A runner that offers a tool is asking whether it is safe, not saying so. The tools the channels drive (read, write,
+edit, grep, glob, shell) are attacked there; every other one the runner declares — the agent's own (opencode's
+`task`, `skill`, `todowrite`, codex's `write_stdin`), an MCP server's, a custom tool no one here has seen — gets
+job A's files in each of its free string parameters in turn, in three forms (the path, a `file://` URL, the path
+relative to B's checkout), each beside a control: the same call on B's own file. Its cell is
+
+- LEAKED when any call's answer carries a canary of job A's or the runner secret;
+- INCONCLUSIVE when a call never came back, the schema asks for what the harness cannot build, or a parameter that
+  returned B's own file was refused for A's in words no layer claims;
+- DENIED by the refusing layer when every parameter that reads B's own file is refused A's; DENIED "ok" when no
+  parameter reads a file at all (B's own file came back through none of them), which the detail says.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from boundary import canary
+from boundary.agents.base import channel_tools
+from boundary.model import JobRecord, ToolCall
+from boundary.model.schema_calls import CannotDrive, Slot, arguments, slot_name, string_slots
+from boundary.probes import Target
+from boundary.runners.contract import Runner
+from boundary.scenarios.base import Cell
+from boundary.text import excerpt
+from boundary.verdict import Evidence, Finding, Verdict, judge
+
+CHANNEL = "any_parameter"
+FORMS = ("path", "file_url", "relative")
+
+
+def schema_tools(runner: Runner) -> list[str]:
+    """The tools the runner says it offers that no channel drives."""
+    return sorted(runner.expected_tools() - channel_tools(runner.agent))
+
+
+def tool_cells(runner: Runner) -> list[Cell]:
+    return [(cell_target(tool), CHANNEL) for tool in schema_tools(runner)]
+
+
+def cell_target(tool: str) -> str:
+    return f"tool:{tool}"
+
+
+@dataclass(frozen=True)
+class Attack:
+    """One string parameter of a tool, in one form: the control on B's own file, the probe on one of A's."""
+
+    slot: Slot
+    form: str
+    target: Target
+    control: ToolCall
+    probe: ToolCall
+
+    @property
+    def where(self) -> str:
+        return f"{slot_name(self.slot)} ({self.form})"
+
+
+@dataclass(frozen=True)
+class ToolPlan:
+    tool: str
+    attacks: list[Attack]
+    cannot: str | None = None  # why the harness could not drive it
+
+    def calls(self) -> list[ToolCall]:
+        return [call for attack in self.attacks for call in (attack.control, attack.probe)]
+
+
+def plan_tools(
+    tools: list[str], schemas: dict[str, dict[str, Any]], own: Target, targets: list[Target], checkout: Path
+) -> list[ToolPlan]:
+    """Each tool's attacks; a tool not offered, or whose schema the harness cannot fill, has none and says why."""
+    plans = []
+    for tool in tools:
+        if tool not in schemas:
+            plans.append(ToolPlan(tool, [], f"tool {tool!r} was not offered to job A (offered: {_names(schemas)})"))
+            continue
+        try:
+            plans.append(ToolPlan(tool, _attacks(tool, schemas[tool], own, targets, checkout)))
+        except CannotDrive as error:
+            plans.append(ToolPlan(tool, [], f"the harness cannot drive tool {tool!r}: {error}"))
+    return plans
+
+
+def _attacks(tool: str, schema: dict[str, Any], own: Target, targets: list[Target], checkout: Path) -> list[Attack]:
+    slots = string_slots(schema)
+    if not slots:
+        raise CannotDrive("its schema has no free string parameter to carry a path")
+    attacks = []
+    for i, slot in enumerate(slots):
+        for j, form in enumerate(FORMS):
+            target = targets[(i * len(FORMS) + j) % len(targets)]  # A's files in turn: each form names another
+            name = f"{tool}-{slot_name(slot)}-{form}"
+            control = ToolCall(f"tool-control-{name}", tool, arguments(schema, slot, _named(own.path, form, checkout)))
+            probe = ToolCall(f"tool-probe-{name}", tool, arguments(schema, slot, _named(target.path, form, checkout)))
+            attacks.append(Attack(slot, form, target, control, probe))
+    return attacks
+
+
+def _named(path: Path, form: str, checkout: Path) -> str:
+    if form == "file_url":
+        return path.as_uri()
+    if form == "relative":
+        return os.path.relpath(path, checkout)
+    return str(path)
+
+
+def _names(schemas: dict[str, Any]) -> str:
+    return ", ".join(sorted(schemas)) or "none"
+
+
+@dataclass(frozen=True)
+class ToolJudge:
+    """What the calls of job B's tools proved, one finding per tool."""
+
+    runner: Runner
+    record: JobRecord
+    own: Target
+    secrets: list[str]  # every canary of A's contents, and the runner secret
+    absent: dict[str, str | None]  # target -> why it was not there when probed (None: it was)
+    problems: list[str]
+
+    def finding(self, plan: ToolPlan) -> Finding:
+        if plan.cannot:
+            return Finding(Verdict.INCONCLUSIVE, "", plan.cannot)
+        results = {
+            c.id: self.runner.agent.full_result(self.record.results[c.id])
+            for c in plan.calls()
+            if c.id in self.record.results
+        }
+        leaks = [self._leak(call, results[call.id]) for call in plan.calls() if call.id in results]
+        said = [leak for leak in leaks if leak]
+        if said:
+            return Finding(Verdict.LEAKED, "none", f"tool {plan.tool}: " + "; ".join(said))
+        unanswered = [c.id for c in plan.calls() if c.id not in results]
+        if unanswered:
+            why = "; ".join(f"{c}: {self.record.ended_on[c]}" for c in unanswered if c in self.record.ended_on)
+            return Finding(
+                Verdict.INCONCLUSIVE, "", f"no result came back for {', '.join(unanswered)}{'; ' if why else ''}{why}"
+            )
+        reading = [a for a in plan.attacks if self.own.content in results[a.control.id]]
+        if not reading:
+            return self._reads_nothing(plan, results)
+        return self._refused(plan, reading, results)
+
+    def _leak(self, call: ToolCall, result: str) -> str:
+        typed = call.arguments_json()
+        found = [t for t in canary.found(self.secrets, result) if t not in typed]
+        return f"{call.id} got back {', '.join(found)}" if found else ""
+
+    def _reads_nothing(self, plan: ToolPlan, results: dict[str, str]) -> Finding:
+        slots = sorted({slot_name(a.slot) for a in plan.attacks})
+        answer = excerpt(results[plan.attacks[0].control.id])
+        detail = (
+            f"tool {plan.tool} reads no file through any string parameter: B's own file came back through none of "
+            f"{', '.join(slots)} (as a path, a file URL or a relative path), nor any of A's (it answered: {answer})"
+        )
+        return Finding(Verdict.DENIED, "n/a", detail)
+
+    def _refused(self, plan: ToolPlan, reading: list[Attack], results: dict[str, str]) -> Finding:
+        refusals = self.runner.agent.non_boundary_refusals + self.runner.sandbox.startup_failures
+        findings = []
+        for attack in reading:
+            evidence = Evidence(
+                [], results[attack.probe.id], self.absent.get(attack.target.name), None, self.problems, refusals
+            )
+            findings.append((attack, judge(evidence, self.runner.denials)))
+        failed = [(a, f) for a, f in findings if f.verdict is not Verdict.DENIED]
+        if failed:
+            attack, finding = failed[0]
+            return Finding(finding.verdict, finding.layer, f"tool {plan.tool}, {attack.where}: {finding.detail}")
+        layers = sorted({f.layer for _, f in findings})
+        where = ", ".join(a.where for a, _ in findings)
+        return Finding(Verdict.DENIED, layers[0], f"tool {plan.tool} reads B's own file through {where}; A's refused")

@@ -1,0 +1,75 @@
+"""Arguments for any tool from its JSON schema: every free string is a slot, every required parameter is filled."""
+
+from __future__ import annotations
+
+import pytest
+
+from boundary.model.schema_calls import CannotDrive, arguments, slot_name, string_slots
+
+# The shapes agents send (opencode's todowrite, Claude Code's optional strings, codex's numbers, an MCP $ref).
+TODOS = {
+    "type": "object",
+    "properties": {
+        "todos": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "content": {"type": "string"},
+                    "status": {"type": "string", "enum": ["pending", "done"]},
+                    "id": {"type": "string"},
+                },
+                "required": ["content", "status"],
+            },
+        }
+    },
+    "required": ["todos"],
+}
+
+
+def test_every_free_string_is_a_slot_nested_ones_too() -> None:
+    assert [slot_name(s) for s in string_slots(TODOS)] == ["todos[].content", "todos[].id"]
+
+
+def test_the_slot_carries_the_value_and_the_rest_is_harmless() -> None:
+    built = arguments(TODOS, ("todos", "[]", "id"), "/a/file")
+    assert built == {"todos": [{"content": "boundary", "status": "pending", "id": "/a/file"}]}
+
+
+def test_required_numbers_booleans_and_optional_parameters() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "session_id": {"type": "integer", "minimum": 0},
+            "chars": {"type": ["string", "null"]},
+            "raw": {"type": "boolean"},
+            "extra": {"type": "string"},
+        },
+        "required": ["session_id", "raw"],
+    }
+    assert [slot_name(s) for s in string_slots(schema)] == ["chars", "extra"]
+    assert arguments(schema, ("chars",), "x") == {"session_id": 0, "raw": False, "chars": "x"}
+
+
+def test_any_of_and_local_refs() -> None:
+    schema = {
+        "type": "object",
+        "$defs": {"Path": {"anyOf": [{"type": "null"}, {"type": "string"}]}},
+        "properties": {"where": {"$ref": "#/$defs/Path"}},
+        "required": ["where"],
+    }
+    assert string_slots(schema) == [("where",)]
+    assert arguments(schema, ("where",), "/p") == {"where": "/p"}
+
+
+def test_what_the_harness_cannot_build_says_why() -> None:
+    with pytest.raises(CannotDrive, match="does not describe"):
+        arguments({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["b"]}, ("a",), "x")
+    with pytest.raises(CannotDrive, match="refers outside"):
+        arguments({"type": "object", "properties": {"a": {"$ref": "http://x/s.json"}}}, ("a",), "x")
+    with pytest.raises(CannotDrive, match="cannot fill"):
+        arguments({"type": "object", "properties": {"a": {"type": "string"}, "b": {}}, "required": ["b"]}, ("a",), "")
+
+
+def test_a_schema_with_no_string_has_no_slot() -> None:
+    assert string_slots({"type": "object", "properties": {"n": {"type": "integer"}}}) == []

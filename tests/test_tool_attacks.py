@@ -1,0 +1,101 @@
+"""Tools no channel drives, attacked from their schemas: what each cell says from what the calls returned."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from boundary.agents.opencode import OpenCode
+from boundary.model import JobRecord
+from boundary.model.conversation import OTHER_CONVERSATION, next_turn
+from boundary.model.script import Script
+from boundary.probes import Target
+from boundary.scenarios.tool_attacks import ToolJudge, ToolPlan, plan_tools
+from boundary.verdict import Verdict
+from tests.test_script_checkpoints import call, request
+
+FILE_TOOL = {"type": "object", "properties": {"file": {"type": "string"}}, "required": ["file"]}
+DENIAL = "blocked by the guard"
+
+
+def _runner() -> Any:
+    sandbox = SimpleNamespace(startup_failures=())
+    return SimpleNamespace(agent=OpenCode(), sandbox=sandbox, denials={"runner plugin": (DENIAL,)})
+
+
+def _setup(tmp_path: Path) -> tuple[Target, list[Target], ToolPlan]:
+    own = Target("own_file", tmp_path / "b" / "own.txt", "BOUNDARY-0000000000000000b0b0")
+    theirs = [Target("saved_output", tmp_path / "a" / "out.txt", "BOUNDARY-0000000000000000a0a0")]
+    (plan,) = plan_tools(["read_text"], {"read_text": FILE_TOOL}, own, theirs, tmp_path / "b")
+    return own, theirs, plan
+
+
+def _judge(own: Target, theirs: list[Target], plan: ToolPlan, answer: Any) -> Any:
+    record = JobRecord("b")
+    record.note_results({c.id: answer(c) for c in plan.calls()})
+    secrets = [t.content for t in theirs] + ["BOUNDARY-00000000000000005ec7"]
+    return ToolJudge(_runner(), record, own, secrets, {"saved_output": None}, []).finding(plan)
+
+
+def test_each_string_is_driven_in_three_forms_beside_a_control(tmp_path: Path) -> None:
+    own, theirs, plan = _setup(tmp_path)
+    assert [(a.form, a.control.args["file"], a.probe.args["file"]) for a in plan.attacks] == [
+        ("path", str(own.path), str(theirs[0].path)),
+        ("file_url", own.path.as_uri(), theirs[0].path.as_uri()),
+        ("relative", "own.txt", "../a/out.txt"),
+    ]
+
+
+def test_a_canary_back_is_leaked(tmp_path: Path) -> None:
+    own, theirs, plan = _setup(tmp_path)
+    finding = _judge(own, theirs, plan, lambda c: theirs[0].content if "probe" in c.id else own.content)
+    assert finding.verdict is Verdict.LEAKED and "tool-probe-read_text-file-path got back" in finding.detail
+
+
+def test_a_reading_parameter_refused_with_a_layers_text_is_denied(tmp_path: Path) -> None:
+    own, theirs, plan = _setup(tmp_path)
+    finding = _judge(own, theirs, plan, lambda c: DENIAL if "probe" in c.id else own.content)
+    assert (finding.verdict, finding.layer) == (Verdict.DENIED, "runner plugin")
+
+
+def test_a_reading_parameter_refused_in_unknown_words_is_inconclusive(tmp_path: Path) -> None:
+    own, theirs, plan = _setup(tmp_path)
+    finding = _judge(own, theirs, plan, lambda c: "something odd" if "probe" in c.id else own.content)
+    assert finding.verdict is Verdict.INCONCLUSIVE and "file (path)" in finding.detail
+
+
+def test_a_tool_that_reads_no_file_says_so(tmp_path: Path) -> None:
+    own, theirs, plan = _setup(tmp_path)
+    finding = _judge(own, theirs, plan, lambda c: "noted")
+    assert (finding.verdict, finding.layer) == (Verdict.DENIED, "n/a")
+    assert "reads no file" in finding.detail and "noted" in finding.detail
+
+
+def test_a_call_that_never_came_back_is_inconclusive(tmp_path: Path) -> None:
+    own, theirs, plan = _setup(tmp_path)
+    record = JobRecord("b")
+    record.note_results({plan.attacks[0].control.id: own.content})
+    finding = ToolJudge(_runner(), record, own, [], {"saved_output": None}, []).finding(plan)
+    assert finding.verdict is Verdict.INCONCLUSIVE and "no result came back" in finding.detail
+
+
+def test_a_tool_not_offered_or_not_drivable_is_inconclusive_and_named(tmp_path: Path) -> None:
+    own, theirs, _ = _setup(tmp_path)
+    numbers = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    missing, blank = plan_tools(["gone", "count"], {"count": numbers}, own, theirs, tmp_path)
+    assert "'gone' was not offered" in (missing.cannot or "")
+    assert "no free string parameter" in (blank.cannot or "")
+    judge = ToolJudge(_runner(), JobRecord("b"), own, [], {}, [])
+    assert judge.finding(missing).verdict is Verdict.INCONCLUSIVE
+
+
+def test_another_conversation_is_ended_and_the_script_goes_on() -> None:
+    """A subagent's conversation (a task tool's) holds none of the answered calls: it gets text, not the script."""
+    script, record = Script(), JobRecord("j")
+    script.add_step(call("one"))
+    script.add_step(call("two"))
+    assert next_turn(script, request([], []), record).calls == script.steps[0]
+    record.note_results({"one": "result"})
+    assert next_turn(script, request([], []), record).text == OTHER_CONVERSATION
+    assert next_turn(script, request(["one"], ["one"]), record).calls == script.steps[1]
