@@ -73,7 +73,7 @@ def test_a_tool_that_reads_no_file_says_so(tmp_path: Path) -> None:
 
 
 def test_a_call_that_never_came_back_is_inconclusive(tmp_path: Path) -> None:
-    own, theirs, plan = _setup(tmp_path)
+    own, _, plan = _setup(tmp_path)
     record = JobRecord("b")
     record.note_results({plan.attacks[0].control.id: own.content})
     finding = ToolJudge(_runner(), record, own, [], {"saved_output": None}, []).finding(plan)
