@@ -21,7 +21,16 @@ from boundary.scenarios.common import after_job_a
 from boundary.scenarios.common_oracles import CONTEXT_CELL, context_finding, job_output_findings
 from boundary.scenarios.common_probes import judge_probes, own_file, plan_probes
 from boundary.scenarios.probe_batches import batched
-from boundary.scenarios.tool_attacks import CHANNEL, ToolJudge, cell_target, plan_tools, schema_tools, tool_cells
+from boundary.scenarios.tool_attacks import (
+    CHANNEL,
+    UNDECLARED_CELL,
+    ToolJudge,
+    cell_target,
+    plan_tools,
+    schema_tools,
+    tool_cells,
+    undeclared_tools,
+)
 from boundary.verdict import Finding, Verdict
 
 
@@ -50,9 +59,10 @@ class CrossJob(Scenario):
         calls = batched(runner.agent, controls, probes + secret_probes, home=job.checkout)
         script = Script()
         calls.add_to(script, runner.agent)
-        own = own_file(job)
-        tools = plan_tools(schema_tools(runner), session.schemas_offered(JOB_A), own, targets, job.checkout)
-        script.add_calls([call for plan in tools for call in plan.calls()], runner.agent.serial_tools)
+        own, schemas = own_file(job), session.schemas_offered(JOB_A)
+        tools = plan_tools(schema_tools(runner), schemas, own, targets, job.checkout)
+        extra = plan_tools(undeclared_tools(runner, schemas), schemas, own, targets, job.checkout)
+        script.add_calls([call for plan in tools + extra for call in plan.calls()], runner.agent.serial_tools)
         before = {t.name: t.presence() for t in targets}
         outcome, record, note = self.run_job_b(runner, session, job, script)
         absent = {t.name: before[t.name] or t.presence() for t in targets}  # there before and after, or why not
@@ -71,6 +81,7 @@ class CrossJob(Scenario):
         secrets = [t.content for t in targets] + [session.secret.token]
         tool_judge = ToolJudge(runner, record, own, secrets, absent, problems)
         driven = [self.result(runner, (cell_target(p.tool), CHANNEL), tool_judge.finding(p)) for p in tools]
+        driven.append(self.result(runner, UNDECLARED_CELL, tool_judge.undeclared(extra)))
         return [*results, *outputs, *driven, self.result(runner, CONTEXT_CELL, context)]
 
     def run_job_b(

@@ -11,6 +11,9 @@ relative to B's checkout), each beside a control: the same call on B's own file.
   returned B's own file was refused for A's in words no layer claims;
 - DENIED by the refusing layer when every parameter that reads B's own file is refused A's; DENIED "ok" when no
   parameter reads a file at all (B's own file came back through none of them), which the detail says.
+
+A tool the model is offered that the runner does not declare is attacked the same way; those share one cell
+(`undeclared_tools`), since the plan is made before any job shows what the model is offered.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from boundary.text import excerpt
 from boundary.verdict import Evidence, Finding, Verdict, judge
 
 CHANNEL = "any_parameter"
+UNDECLARED_CELL: Cell = ("undeclared_tools", CHANNEL)
 FORMS = ("path", "file_url", "relative")
 
 
@@ -39,8 +43,14 @@ def schema_tools(runner: Runner) -> list[str]:
     return sorted(runner.expected_tools() - channel_tools(runner.agent))
 
 
+def undeclared_tools(runner: Runner, schemas: dict[str, Any]) -> list[str]:
+    """The tools job A was offered that the runner does not declare and no channel drives."""
+    return sorted(set(schemas) - runner.expected_tools() - channel_tools(runner.agent))
+
+
 def tool_cells(runner: Runner) -> list[Cell]:
-    return [(cell_target(tool), CHANNEL) for tool in schema_tools(runner)]
+    """A cell per declared tool, and one for whatever else the model is offered (known only once a job ran)."""
+    return [*((cell_target(tool), CHANNEL) for tool in schema_tools(runner)), UNDECLARED_CELL]
 
 
 def cell_target(tool: str) -> str:
@@ -148,6 +158,18 @@ class ToolJudge:
         if not reading:
             return self._reads_nothing(plan, results)
         return self._refused(plan, reading, results)
+
+    def undeclared(self, plans: list[ToolPlan]) -> Finding:
+        """The tools offered beyond the declared ones (the offered-tools check fails on each): the worst of their
+        findings, named; none offered is nothing found."""
+        if not plans:
+            return Finding(Verdict.DENIED, "n/a", "job A was offered no tool beyond those the runner declares")
+        findings = [self.finding(plan) for plan in plans]
+        rank = {Verdict.LEAKED: 0, Verdict.INCONCLUSIVE: 1, Verdict.DENIED: 2}
+        worst = min(findings, key=lambda f: rank.get(f.verdict, 0))
+        names = ", ".join(plan.tool for plan in plans)
+        detail = f"offered, not declared (the offered-tools check fails on each): {names}; {worst.detail}"
+        return Finding(worst.verdict, worst.layer, detail)
 
     def _leak(self, call: ToolCall, result: str) -> str:
         typed = call.arguments_json()

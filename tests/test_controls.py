@@ -210,6 +210,15 @@ def test_a_declared_file_reading_tool_is_attacked_from_its_schema(pytester: pyte
     assert scenario(report)["offered_tools"]["passed"]  # declared: only the attack can tell
 
 
+def test_an_undeclared_file_reading_tool_is_attacked_too(pytester: pytest.Pytester) -> None:
+    """The same tool, not declared: the offered-tools check fails, and the undeclared tools' cell says it leaks."""
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:UndeclaredFileTool", *CROSS_JOB)
+    assert result.ret == 1
+    cell = next(r for r in scenario(report)["results"] if r["target"] == "undeclared_tools")
+    assert cell["verdict"] == "LEAKED" and "files_read_text" in cell["detail"], cell
+    assert scenario(report)["offered_tools"]["added"] == ["files_read_text"]
+
+
 def test_phoning_home_fails_the_network_check(pytester: pytest.Pytester) -> None:
     """A runner that lets opencode fetch its model catalog: the job tries DNS beyond loopback."""
     result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:PhonesHome", "-k", "reach_only_the_model", *CROSS_JOB)

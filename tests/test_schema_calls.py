@@ -73,3 +73,17 @@ def test_what_the_harness_cannot_build_says_why() -> None:
 
 def test_a_schema_with_no_string_has_no_slot() -> None:
     assert string_slots({"type": "object", "properties": {"n": {"type": "integer"}}}) == []
+
+
+def test_a_default_or_an_example_fills_a_parameter_not_under_attack() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "mode": {"type": "string", "default": "text"},
+            "agent": {"type": "string", "examples": ["general"]},
+        },
+        "required": ["path", "mode", "agent"],
+    }
+    assert arguments(schema, ("path",), "/a") == {"path": "/a", "mode": "text", "agent": "general"}
+    assert arguments(schema, ("mode",), "/a")["mode"] == "/a"

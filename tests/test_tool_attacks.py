@@ -90,6 +90,17 @@ def test_a_tool_not_offered_or_not_drivable_is_inconclusive_and_named(tmp_path: 
     assert judge.finding(missing).verdict is Verdict.INCONCLUSIVE
 
 
+def test_undeclared_tools_share_a_cell_that_names_them(tmp_path: Path) -> None:
+    own, theirs, plan = _setup(tmp_path)
+    record = JobRecord("b")
+    record.note_results({c.id: theirs[0].content if "probe" in c.id else "" for c in plan.calls()})
+    judge = ToolJudge(_runner(), record, own, [theirs[0].content], {"saved_output": None}, [])
+    nothing = judge.undeclared([])
+    assert (nothing.verdict, nothing.layer) == (Verdict.DENIED, "n/a")
+    leaked = judge.undeclared([plan])
+    assert leaked.verdict is Verdict.LEAKED and "not declared" in leaked.detail and "read_text" in leaked.detail
+
+
 def test_another_conversation_is_ended_and_the_script_goes_on() -> None:
     """A subagent's conversation (a task tool's) holds none of the answered calls: it gets text, not the script."""
     script, record = Script(), JobRecord("j")

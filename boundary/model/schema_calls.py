@@ -1,5 +1,5 @@
 """Arguments for any tool, from the JSON schema the agent sends the model: one string parameter carries a chosen
-value, every other required one a harmless value of its type.
+value, every other required one its schema's default or first example, else a harmless value of its type.
 
 This is how a tool no one here has seen is still attacked: its schema, not a list of known tools, says where a
 path can go. A slot is where one free string sits in the arguments (a dotted path; `[]` steps into an array's
@@ -69,8 +69,14 @@ def _build(root: Schema, schema: Schema, slot: Slot | None, value: str, depth: i
     if "enum" in schema:
         return schema["enum"][0]
     kind = _type(schema)
+    if kind == "string" and slot == ():
+        return value
+    if slot is None and "default" in schema:  # a value the tool itself suggests is likelier to be accepted
+        return schema["default"]
+    if slot is None and isinstance(schema.get("examples"), list) and schema["examples"]:
+        return schema["examples"][0]
     if kind == "string":
-        return value if slot == () else FILLER
+        return FILLER
     if kind == "object":
         return _object(root, schema, slot, value, depth)
     if kind == "array":

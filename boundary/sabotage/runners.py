@@ -88,6 +88,15 @@ class DeclaredFileTool(OpencodeRunner):
         return {"mcp": {"files": _local_mcp("boundary.sabotage.mcp_files")}}
 
 
+class UndeclaredFileTool(DeclaredFileTool):
+    """The same file-reading MCP tool, not declared: the offered-tools check fails, and the attack says it leaks."""
+
+    name = "undeclared-file-tool"
+
+    def expected_tools(self) -> frozenset[str]:
+        return OpencodeRunner.expected_tools(self)
+
+
 def _local_mcp(module: str) -> dict[str, Any]:
     """opencode's config of a stdio MCP server that runs this package's `module`."""
     package_root = str(Path(__file__).resolve().parents[2])
