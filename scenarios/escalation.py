@@ -51,6 +51,8 @@ class DelegatingScript(Script):
     over. While a task call is issued and unanswered, only its subagent talks to the model (the main session
     waits on the task): so then the steps are the subagent's, until it has been given its final text."""
 
+    serves_subagents = True
+
     def __init__(self, delegated: dict[str, list[ToolCall]], record: Callable[[], JobRecord | None]) -> None:
         self._main: list[list[ToolCall]] = []
         super().__init__()

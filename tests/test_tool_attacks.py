@@ -110,3 +110,16 @@ def test_another_conversation_is_ended_and_the_script_goes_on() -> None:
     record.note_results({"one": "result"})
     assert next_turn(script, request([], []), record).text == OTHER_CONVERSATION
     assert next_turn(script, request(["one"], ["one"]), record).calls == script.steps[1]
+
+
+def test_a_script_that_serves_subagents_is_given_their_conversations() -> None:
+    """escalation's task channels script the subagent itself: its conversation is not ended."""
+
+    class Serving(Script):
+        serves_subagents = True
+
+    script, record = Serving(), JobRecord("j")
+    script.add_step(call("one"))
+    script.add_step(call("two"))
+    record.note_results({"one": "result"})
+    assert next_turn(script, request([], []), record).calls == script.steps[0]

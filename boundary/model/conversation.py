@@ -27,7 +27,7 @@ OTHER_CONVERSATION = "boundary: this conversation is not the job's script; it en
 def next_turn(script: Script, request: ModelRequest, record: JobRecord) -> Turn:
     if request.tools is None:
         return Turn(text="boundary probe job")  # e.g. the session title request
-    if not request.issued_ids and record.results_so_far():
+    if not request.issued_ids and record.results_so_far() and not script.serves_subagents:
         # It holds none of the calls already answered: another conversation of the agent's (a task or agent tool's
         # subagent), not a retry of the job's first turn. Ending it at once keeps the script in the job's own one.
         return Turn(text=OTHER_CONVERSATION)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,9 @@ class ToolCall:
 
 @dataclass
 class Script:
+    # True: it scripts the subagents a tool starts as well (their conversations are its steps while one runs);
+    # False: the scripted model ends any conversation but the job's own at once.
+    serves_subagents: ClassVar[bool] = False
     steps: list[list[ToolCall]] = field(default_factory=list)
     final_text: str = "done"
     # step index -> called once every result of that step is back, before the model answers again:
