@@ -96,6 +96,11 @@ if [[ -n $NSHOST_DNSMASQ_USER ]]; then chown "$NSHOST_DNSMASQ_USER:nogroup" /run
 # `volatile`: unmounting it (the host's stop) would otherwise sync the whole filesystem under the work directory,
 # uninterruptibly: seconds on a busy disk, which once outlasted stop()'s grace and its SIGKILL.
 mkdir -p "$W/etc-upper" "$W/etc-work"
+# What is bound over single places of the host's /etc (a container's hosts, hostname and resolv.conf) is not in
+# the overlay's lower /etc: the upper layer starts with it, or a job in a container resolves no `localhost`.
+awk '$5 ~ "^/etc/" {print $5}' /proc/self/mountinfo | while read -r bound; do
+  mkdir -p "$W/etc-upper/$(dirname "${bound#/etc/}")"; cp -a "$bound" "$W/etc-upper/${bound#/etc/}"
+done
 mount -n -t overlay -o "lowerdir=/etc,upperdir=$W/etc-upper,workdir=$W/etc-work,volatile" nsetc /etc
 
 rc=$(readlink -m /etc/resolv.conf)
