@@ -200,3 +200,25 @@ def test_etc_overlay_is_volatile_so_stop_never_waits_on_the_disk(host):
     # with another test's writes that took longer than stop()'s grace and its SIGKILL (a process in D state).
     options = host.run(["findmnt", "-no", "OPTIONS", "/etc"]).stdout
     assert {"volatile", "fsync=volatile"} & set(options.strip().split(",")), options  # older kernels: "volatile"
+
+
+BOUND_OVER_ETC = """
+import subprocess, sys
+from pathlib import Path
+from boundary.host.namespace import NamespaceHost
+work, bound = Path(sys.argv[1]), Path(sys.argv[2])
+subprocess.run(["mount", "--bind", str(bound), "/etc/hostname"], check=True)
+with NamespaceHost(work / "host").start() as host:
+    print(host.run(["cat", "/etc/hostname"]).stdout.strip())
+"""
+
+
+def test_files_bound_over_the_hosts_etc_are_in_its_private_etc(tmp_path: Path) -> None:
+    """In a container, Docker binds hosts, hostname and resolv.conf over /etc: the private /etc (an overlay on the
+    directory beneath them) must show what the host shows, or a job in a container resolves no `localhost`."""
+    bound = tmp_path / "hostname"
+    bound.write_text("bound-over-etc\n")
+    argv = ["unshare", "--mount", "--propagation", "private", sys.executable, "-c", BOUND_OVER_ETC]
+    done = subprocess.run([*argv, str(tmp_path), str(bound)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "bound-over-etc"
