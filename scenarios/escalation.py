@@ -92,7 +92,6 @@ class Escalation(Scenario):
     name = "escalation"
     title = "job B reads job A's data through its agent's escalations: unsandboxed, background, stdin, subagent"
     agents = frozenset({"claude", "codex", "opencode"})
-    in_default_run = False  # its own pair of jobs per agent: run it with --scenario escalation
 
     def plan(self, runner: Runner) -> list[Cell]:
         channels = channels_for(runner)

@@ -85,10 +85,6 @@ def fetch_tool(runner: Runner) -> Callable[[str, str], ToolCall] | None:
 class Reach(Scenario):
     name = "reach"
     title = "job B reaches for the host's secrets: runner API (TCP, unix), cloud metadata, Docker, the system bus"
-    # Only when named for now: in the fresh-machine rehearsal (a clean Debian root in a container sharing the
-    # host's network) its shell cells for the TCP places and the jobs' network check failed, not yet explained.
-    in_default_run = False
-
     def plan(self, runner: Runner) -> list[Cell]:
         cells = [(target, channel) for target in TARGETS for channel in SHELL_CHANNELS]
         return cells + ([(t, ch) for t in FETCHED for ch in FETCH_CHANNELS] if fetch_tool(runner) else [])

@@ -54,9 +54,8 @@ class Sessions(Scenario):
     name = "sessions"
     title = "job B, continued with the agent's own flag after job A ran, is given A's session"
     agents = frozenset({"opencode", "claude", "codex"})
-    # Only when named: it stands for a runner feature (continuing sessions) the Runner contract cannot ask for,
-    # and costs three job starts per agent (~36 s for opencode, ~10 s each for Claude Code and codex).
-    in_default_run = False
+    # In the default run, though the Runner contract cannot ask a runner to continue a job (the scenario appends
+    # the agent's own flag to the argv): a prompt-injected job that can continue a session picks the newest it sees.
 
     def plan(self, runner: Runner) -> list[Cell]:
         return [CONTINUE_CELL]

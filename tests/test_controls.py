@@ -49,6 +49,7 @@ def test_reference_runner_passes(pytester: pytest.Pytester) -> None:
     result, report = run_suite(pytester)
     assert result.ret == 0, result.stdout.str()[-3000:]
     names = {"cross_job", "cross_job_writes", "tamper", "hostile_repository", "sweep", "after_removal"}
+    names |= {"reach", "escalation", "sessions"}
     agents = ("opencode", "claude", "codex")  # the default: every agent's reference runner, side by side
     assert set(report["scenarios"]) == {f"{agent}/{name}" for agent in agents for name in names}
     for part in report["scenarios"].values():

@@ -24,9 +24,9 @@ def own() -> Target:
     return Target("own_file", Path("/x/own"), "canary_own")
 
 
-def test_registered_and_not_in_the_default_run() -> None:
+def test_registered_and_in_the_default_run() -> None:
     assert registry()["escalation"] is Escalation
-    assert Escalation.in_default_run is False
+    assert Escalation.in_default_run is True
 
 
 def test_every_channel_names_its_agent_tools() -> None:

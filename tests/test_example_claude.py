@@ -29,6 +29,7 @@ def test_the_example_passes_every_scenario_with_every_probe_denied(pytester: pyt
     result, report = run_suite(pytester, "--runner-cmd", RUNNER)
     assert result.ret == 0, result.stdout.str()[-3000:]
     names = {"cross_job", "cross_job_writes", "tamper", "hostile_repository", "sweep", "after_removal"}
+    names |= {"reach", "escalation", "sessions"}
     assert set(report["scenarios"]) == {f"claude/{name}" for name in names}
     for part in report["scenarios"].values():
         assert {r["verdict"] for r in part["results"]} == {"DENIED"}

@@ -61,6 +61,7 @@ def test_runner_passes_every_codex_scenario_with_the_os_user_layer(pytester: pyt
     result, report = run_suite(pytester, RUNNER, "--host", "container")
     assert result.ret == 0, result.stdout.str()[-3000:]
     names = {"cross_job", "cross_job_writes", "tamper", "hostile_repository", "sweep", "after_removal"}
+    names |= {"reach", "escalation", "sessions"}
     assert set(report["scenarios"]) == {f"codex/{name}" for name in names}
     for part in report["scenarios"].values():
         assert {r["verdict"] for r in part["results"]} == {"DENIED"}
