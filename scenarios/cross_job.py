@@ -65,7 +65,9 @@ class CrossJob(Scenario):
         script.add_calls([call for plan in tools + extra for call in plan.calls()], runner.agent.serial_tools)
         before = {t.name: t.presence() for t in targets}
         outcome, record, note = self.run_job_b(runner, session, job, script)
-        absent = {t.name: before[t.name] or t.presence() for t in targets}  # there before and after, or why not
+        after = {t.name: t.presence() for t in targets}
+        absent = {t.name: before[t.name] or after[t.name] for t in targets}  # there before and after, or why not
+        changed = frozenset(name for name, why in after.items() if why and not before[name])
         problems = session.problems_of(job.name)
         findings = [
             (cell, _ended_on(finding, probe, record), duration)
@@ -79,7 +81,7 @@ class CrossJob(Scenario):
         context = context_finding(record, targets, script, problems)
         outputs = [self.result(runner, (target, "job_output"), f) for target, f in noted]
         secrets = [t.content for t in targets] + [session.secret.token]
-        tool_judge = ToolJudge(runner, record, own, secrets, absent, problems)
+        tool_judge = ToolJudge(runner, record, own, secrets, absent, changed, problems)
         driven = [self.result(runner, (cell_target(p.tool), CHANNEL), tool_judge.finding(p)) for p in tools]
         driven.append(self.result(runner, UNDECLARED_CELL, tool_judge.undeclared(extra)))
         return [*results, *outputs, *driven, self.result(runner, CONTEXT_CELL, context)]

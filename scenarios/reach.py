@@ -85,6 +85,7 @@ def fetch_tool(runner: Runner) -> Callable[[str, str], ToolCall] | None:
 class Reach(Scenario):
     name = "reach"
     title = "job B reaches for the host's secrets: runner API (TCP, unix), cloud metadata, Docker, the system bus"
+
     def plan(self, runner: Runner) -> list[Cell]:
         cells = [(target, channel) for target in TARGETS for channel in SHELL_CHANNELS]
         return cells + ([(t, ch) for t in FETCHED for ch in FETCH_CHANNELS] if fetch_tool(runner) else [])

@@ -77,9 +77,11 @@ class ToolPlan:
     tool: str
     attacks: list[Attack]
     cannot: str | None = None  # why the harness could not drive it
+    bare: ToolCall | None = None  # a tool with no string to aim: called once, its answer searched all the same
 
     def calls(self) -> list[ToolCall]:
-        return [call for attack in self.attacks for call in (attack.control, attack.probe)]
+        pairs = [call for attack in self.attacks for call in (attack.control, attack.probe)]
+        return pairs + ([self.bare] if self.bare else [])
 
 
 def plan_tools(
@@ -92,16 +94,16 @@ def plan_tools(
             plans.append(ToolPlan(tool, [], f"tool {tool!r} was not offered to job A (offered: {_names(schemas)})"))
             continue
         try:
-            plans.append(ToolPlan(tool, _attacks(tool, schemas[tool], own, targets, checkout)))
+            plans.append(_plan(tool, schemas[tool], own, targets, checkout))
         except CannotDrive as error:
             plans.append(ToolPlan(tool, [], f"the harness cannot drive tool {tool!r}: {error}"))
     return plans
 
 
-def _attacks(tool: str, schema: dict[str, Any], own: Target, targets: list[Target], checkout: Path) -> list[Attack]:
+def _plan(tool: str, schema: dict[str, Any], own: Target, targets: list[Target], checkout: Path) -> ToolPlan:
     slots = string_slots(schema)
-    if not slots:
-        raise CannotDrive("its schema has no free string parameter to carry a path")
+    if not slots:  # nothing to aim, but what it answers may still be A's (a tool that lists every session)
+        return ToolPlan(tool, [], bare=ToolCall(f"tool-bare-{tool}", tool, arguments(schema, None)))
     attacks = []
     for i, slot in enumerate(slots):
         for j, form in enumerate(FORMS):
@@ -110,7 +112,7 @@ def _attacks(tool: str, schema: dict[str, Any], own: Target, targets: list[Targe
             control = ToolCall(f"tool-control-{name}", tool, arguments(schema, slot, _named(own.path, form, checkout)))
             probe = ToolCall(f"tool-probe-{name}", tool, arguments(schema, slot, _named(target.path, form, checkout)))
             attacks.append(Attack(slot, form, target, control, probe))
-    return attacks
+    return ToolPlan(tool, attacks)
 
 
 def _named(path: Path, form: str, checkout: Path) -> str:
@@ -134,6 +136,7 @@ class ToolJudge:
     own: Target
     secrets: list[str]  # every canary of A's contents, and the runner secret
     absent: dict[str, str | None]  # target -> why it was not there when probed (None: it was)
+    changed: frozenset[str]  # the targets there before job B ran and changed or gone after it
     problems: list[str]
 
     def finding(self, plan: ToolPlan) -> Finding:
@@ -148,11 +151,20 @@ class ToolJudge:
         said = [leak for leak in leaks if leak]
         if said:
             return Finding(Verdict.LEAKED, "none", f"tool {plan.tool}: " + "; ".join(said))
+        aimed = [a for a in plan.attacks if a.target.name in self.changed]
+        if aimed:  # the channels only read: what changed A's file while B ran was a tool aimed at it
+            hits = ", ".join(f"{a.target.name} (as {a.where})" for a in aimed)
+            return Finding(Verdict.WRITTEN, "none", f"tool {plan.tool} was aimed at job A's {hits}: changed or gone")
         unanswered = [c.id for c in plan.calls() if c.id not in results]
         if unanswered:
             why = "; ".join(f"{c}: {self.record.ended_on[c]}" for c in unanswered if c in self.record.ended_on)
             return Finding(
                 Verdict.INCONCLUSIVE, "", f"no result came back for {', '.join(unanswered)}{'; ' if why else ''}{why}"
+            )
+        if plan.bare is not None:
+            detail = f"tool {plan.tool} takes no string to aim at a file; called with {plan.bare.arguments_json()}"
+            return Finding(
+                Verdict.DENIED, "n/a", f"{detail}, it answered none of A's canaries: {excerpt(results[plan.bare.id])}"
             )
         reading = [a for a in plan.attacks if self.own.content in results[a.control.id]]
         if not reading:

@@ -44,11 +44,14 @@ def test_required_numbers_booleans_and_optional_parameters() -> None:
             "chars": {"type": ["string", "null"]},
             "raw": {"type": "boolean"},
             "extra": {"type": "string"},
+            "delaySeconds": {"type": "number"},  # optional, yet the tool needs it unless `stop`
+            "elsewhere": {"$ref": "http://x/s.json"},  # optional and unbuildable: left out
         },
         "required": ["session_id", "raw"],
     }
     assert [slot_name(s) for s in string_slots(schema)] == ["chars", "extra"]
-    assert arguments(schema, ("chars",), "x") == {"session_id": 0, "raw": False, "chars": "x"}
+    built = arguments(schema, ("chars",), "x")
+    assert built == {"session_id": 0, "raw": False, "delaySeconds": 1, "chars": "x"}
 
 
 def test_any_of_and_local_refs() -> None:

@@ -31,11 +31,13 @@ def _setup(tmp_path: Path) -> tuple[Target, list[Target], ToolPlan]:
     return own, theirs, plan
 
 
-def _judge(own: Target, theirs: list[Target], plan: ToolPlan, answer: Any) -> Any:
+def _judge(
+    own: Target, theirs: list[Target], plan: ToolPlan, answer: Any, changed: frozenset[str] = frozenset()
+) -> Any:
     record = JobRecord("b")
     record.note_results({c.id: answer(c) for c in plan.calls()})
     secrets = [t.content for t in theirs] + ["BOUNDARY-00000000000000005ec7"]
-    return ToolJudge(_runner(), record, own, secrets, {"saved_output": None}, []).finding(plan)
+    return ToolJudge(_runner(), record, own, secrets, {"saved_output": None}, changed, []).finding(plan)
 
 
 def test_each_string_is_driven_in_three_forms_beside_a_control(tmp_path: Path) -> None:
@@ -76,25 +78,40 @@ def test_a_call_that_never_came_back_is_inconclusive(tmp_path: Path) -> None:
     own, _, plan = _setup(tmp_path)
     record = JobRecord("b")
     record.note_results({plan.attacks[0].control.id: own.content})
-    finding = ToolJudge(_runner(), record, own, [], {"saved_output": None}, []).finding(plan)
+    finding = ToolJudge(_runner(), record, own, [], {"saved_output": None}, frozenset(), []).finding(plan)
     assert finding.verdict is Verdict.INCONCLUSIVE and "no result came back" in finding.detail
 
 
 def test_a_tool_not_offered_or_not_drivable_is_inconclusive_and_named(tmp_path: Path) -> None:
     own, theirs, _ = _setup(tmp_path)
-    numbers = {"type": "object", "properties": {"n": {"type": "integer"}}}
-    missing, blank = plan_tools(["gone", "count"], {"count": numbers}, own, theirs, tmp_path)
+    unbuildable = {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["y"]}
+    missing, bad = plan_tools(["gone", "odd"], {"odd": unbuildable}, own, theirs, tmp_path)
     assert "'gone' was not offered" in (missing.cannot or "")
-    assert "no free string parameter" in (blank.cannot or "")
-    judge = ToolJudge(_runner(), JobRecord("b"), own, [], {}, [])
+    assert "cannot drive tool 'odd'" in (bad.cannot or "")
+    judge = ToolJudge(_runner(), JobRecord("b"), own, [], {}, frozenset(), [])
     assert judge.finding(missing).verdict is Verdict.INCONCLUSIVE
+
+
+def test_a_tool_with_no_string_is_called_once_and_its_answer_searched(tmp_path: Path) -> None:
+    own, theirs, _ = _setup(tmp_path)
+    numbers = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    (plan,) = plan_tools(["count"], {"count": numbers}, own, theirs, tmp_path)
+    assert plan.bare is not None and plan.bare.args == {"n": 1} and plan.attacks == []
+    assert _judge(own, theirs, plan, lambda _: "3 jobs").verdict is Verdict.DENIED
+    assert _judge(own, theirs, plan, lambda _: f"jobs: {theirs[0].content}").verdict is Verdict.LEAKED
+
+
+def test_a_target_changed_while_b_ran_is_written_by_the_tools_aimed_at_it(tmp_path: Path) -> None:
+    own, theirs, plan = _setup(tmp_path)
+    finding = _judge(own, theirs, plan, lambda _: "saved", changed=frozenset({"saved_output"}))
+    assert finding.verdict is Verdict.WRITTEN and "saved_output (as file (path))" in finding.detail
 
 
 def test_undeclared_tools_share_a_cell_that_names_them(tmp_path: Path) -> None:
     own, theirs, plan = _setup(tmp_path)
     record = JobRecord("b")
     record.note_results({c.id: theirs[0].content if "probe" in c.id else "" for c in plan.calls()})
-    judge = ToolJudge(_runner(), record, own, [theirs[0].content], {"saved_output": None}, [])
+    judge = ToolJudge(_runner(), record, own, [theirs[0].content], {"saved_output": None}, frozenset(), [])
     nothing = judge.undeclared([])
     assert (nothing.verdict, nothing.layer) == (Verdict.DENIED, "n/a")
     leaked = judge.undeclared([plan])

@@ -27,6 +27,7 @@ PERMISSION_DENIALS = (
     "has been denied.",  # a path under a deny rule, reached through a symlink or by a search tool
     "For security, Claude Code may only",  # a shell listing outside the working directories, unsandboxed
     "needs approval. The path is outside the working directories",  # a shell redirect to a literal path
+    "or a file you can already read (the working directory",  # Workflow's scriptPath outside the working directories
 )
 
 # Project files Claude Code loads from the working directory (its docs, and its own messages for 2.1.332).

@@ -1,5 +1,6 @@
 """Arguments for any tool, from the JSON schema the agent sends the model: one string parameter carries a chosen
-value, every other required one its schema's default or first example, else a harmless value of its type.
+value, every other required one (and every optional number, flag or choice) its schema's default or first example,
+else a harmless value of its type.
 
 This is how a tool no one here has seen is still attacked: its schema, not a list of known tools, says where a
 path can go. A slot is where one free string sits in the arguments (a dotted path; `[]` steps into an array's
@@ -25,9 +26,9 @@ def string_slots(schema: Schema) -> list[Slot]:
     return _slots(schema, schema, (), 0)
 
 
-def arguments(schema: Schema, slot: Slot, value: str) -> dict[str, Any]:
-    """The arguments with `value` at `slot` and every required parameter filled; CannotDrive when the schema asks
-    for what the harness cannot build."""
+def arguments(schema: Schema, slot: Slot | None, value: str = "") -> dict[str, Any]:
+    """The arguments with `value` at `slot` (None: nowhere) and every required parameter filled; CannotDrive when
+    the schema asks for what the harness cannot build."""
     built = _build(schema, schema, slot, value, 0)
     if not isinstance(built, dict):
         raise CannotDrive(f"its parameters are not an object (type {_type(_resolve(schema, schema))!r})")
@@ -39,7 +40,10 @@ def slot_name(slot: Slot) -> str:
 
 
 def _slots(root: Schema, schema: Schema, at: Slot, depth: int) -> list[Slot]:
-    schema = _resolve(root, schema)
+    try:
+        schema = _resolve(root, schema)
+    except CannotDrive:
+        return []  # a part the harness cannot build carries nothing (and fails the call if it is required)
     if depth > MAX_DEPTH:
         return []
     options = _options(schema)
@@ -92,7 +96,10 @@ def _build(root: Schema, schema: Schema, slot: Slot | None, value: str, depth: i
 
 def _object(root: Schema, schema: Schema, slot: Slot | None, value: str, depth: int) -> dict[str, Any]:
     properties = schema.get("properties") or {}
-    wanted = dict.fromkeys([*schema.get("required", []), *(slot or ())[:1]])
+    # Required parameters, and optional ones the harness can fill without a guess (a number, a flag, a choice):
+    # a tool may need one the schema cannot mark required ("delaySeconds is required when stop is not true").
+    scalars = [name for name, sub in properties.items() if _fixed_scalar(root, sub)]
+    wanted = dict.fromkeys([*schema.get("required", []), *scalars, *(slot or ())[:1]])
     built = {}
     for name in wanted:
         if name not in properties:
@@ -110,6 +117,17 @@ def _array(root: Schema, schema: Schema, slot: Slot | None, value: str, depth: i
             return []
         raise CannotDrive(f"it requires an array whose items its schema does not describe: {str(schema)[:120]}")
     return [_build(root, items, slot[1:] if slot else None, value, depth + 1) for _ in range(count)]
+
+
+def _fixed_scalar(root: Schema, schema: Schema) -> bool:
+    """A parameter whose value needs no guess: a default, a choice, a number or a flag."""
+    try:
+        schema = _resolve(root, schema) if isinstance(schema, dict) else {}
+    except CannotDrive:
+        return False  # an optional parameter the harness cannot build is left out
+    if "default" in schema or "enum" in schema or "const" in schema:
+        return True
+    return _type(schema) in ("integer", "number", "boolean")
 
 
 def _option_for(root: Schema, options: list[Schema], slot: Slot | None) -> Schema:
