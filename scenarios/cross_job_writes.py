@@ -40,7 +40,7 @@ class CrossJobWrites(Scenario):
         attack = WriteAttack([*_targets(job_a, saved), control], Verdict.WRITTEN)
         script = Script()
         attack.add_to(script, runner)
-        _, record = session.run(job_b, script)
+        _, record, _ = session.run_to_the_end(job_b, script)  # a refusal that ends it: the rest in new jobs
         attack.collect(record.results)  # every target looked at again, now that job B has ended
         problems, controls = session.problems_of(job_b.name), attack.control_problems()
         refusals = runner.agent.non_boundary_refusals + runner.sandbox.startup_failures

@@ -86,7 +86,7 @@ class Tamper(Scenario):
         controls, probes = plan_probes(runner, job, [saved], REPROBE_CHANNELS, prefix="after-")
         calls = batched(runner.agent, controls, probes, prefix="after-", home=job.checkout)
         calls.add_to(script, runner.agent)
-        _, record = session.run(job, script)
+        _, record, _ = session.run_to_the_end(job, script)  # a refusal that ends it: the rest in new jobs
         attack.collect(record.results)  # every target looked at again, now that job B has ended
         problems = session.problems_of(job.name)
         reprobe = judge_probes(runner, controls, probes, record, {saved.name: saved.presence()}, problems, calls)
@@ -111,6 +111,7 @@ class Tamper(Scenario):
         script = Script()
         attack.add_to(script, runner)
         groups.watch(script)
+        # Not run again after an early end: a write that landed here breaks every later start of the agent.
         _, record = session.run(job, script, resumed=True, label=DATABASE_RUN)
         attack.collect(record.results)
         return attack, session.problems_of(f"{job.name}{DATABASE_RUN}")
@@ -158,7 +159,7 @@ class Tamper(Scenario):
         calls = batched(runner.agent, controls, probes, prefix="resumed-", home=job.checkout, first=first)
         script = Script()
         calls.add_to(script, runner.agent)
-        _, record = session.run(job, script, resumed=True)
+        _, record, _ = session.run_to_the_end(job, script, resumed=True)
         problems = session.problems_of(job.name, resumed=True)
         roots = (job.checkout, job.data_dir, session.workdir)
         seen = control_problem(beacon, calls.first_answer(record.results), roots, "at the resumed start")

@@ -570,6 +570,19 @@ def test_a_refusal_that_ends_the_job_does_not_end_the_probing(pytester: pytest.P
     assert any(job["name"].endswith(".rerun1") for job in scenario(report)["jobs"])
 
 
+def test_the_write_attack_goes_on_after_a_refusal_ends_its_job(pytester: pytest.Pytester) -> None:
+    """Issue 28 item 9: the same runner, attacked by writes. The calls left unanswered run again in new jobs, with
+    the looks from outside after each channel: A's files are WRITTEN, named, where every cell was INCONCLUSIVE
+    ("job ended before its script did"). (`tamper` and `after_removal` go on the same way; not run here: ~5 min.)"""
+    options = ("--agent", "opencode", "--scenario", "cross_job_writes")
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:OpencodeDefaults", *options)
+    assert result.ret == 1
+    writes = verdicts(report, "write", "cross_job_writes")
+    assert writes["saved_output"] == "WRITTEN" and writes["new_data_file"] == "WRITTEN", writes
+    secret = next(r for r in scenario(report, "cross_job_writes")["results"] if r["target"] == "runner_secret")
+    assert secret["verdict"] == "DENIED", secret  # a rerun that ends on its call is no problem of the job
+
+
 AFTER_REMOVAL = ("--agent", "opencode", "--scenario", "after_removal")
 
 

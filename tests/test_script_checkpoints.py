@@ -116,3 +116,30 @@ def test_failing_checkpoint_is_a_record_error(log: list[str]) -> None:
     assert "checkpoint after step 0 failed: RuntimeError: cannot hash" in record.errors[0]
     next_turn(script, request(["a1"], ["a1"]), record)
     assert runs == [1] and len(record.errors) == 1
+
+
+def test_what_a_new_job_must_still_do_keeps_checkpoints_and_conditions() -> None:
+    """After an early end, the calls left run one a step in a new job; each step's checkpoint goes with the last
+    of its calls left (the write attack's look after each channel), or is due at once when none is left; each
+    runs once, whichever job reaches it."""
+    log: list[str] = []
+    script = Script()
+    script.add_step(call("a1"), call("a2"))
+    script.checkpoint(lambda: log.append("after a"))
+    script.add_step(call("b1"), unless=lambda _: False)
+    script.checkpoint(lambda: log.append("after b"))
+    script.add_step(call("c1"))
+    script.checkpoint(lambda: log.append("after c"))
+    ran: set[int] = set()
+    answered, ended = {"a1"}, {"c1"}
+    rest, due = script.remaining(lambda c: c not in answered and c not in ended, ran)
+    assert rest.steps == [[call("a2")], [call("b1")]]
+    assert set(rest.checkpoints) == {0, 1} and set(rest.skip_when) == {1}
+    for check in due:
+        check()
+    assert log == ["after c"] and ran == {2}
+    rest.checkpoints[0]()
+    rest.checkpoints[0]()
+    assert log == ["after c", "after a"] and ran == {0, 2}
+    again, _ = script.remaining(lambda c: c == "b1", ran)
+    assert again.steps == [[call("b1")]] and set(again.checkpoints) == {0}

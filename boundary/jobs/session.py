@@ -21,6 +21,7 @@ from boundary.jobs.nettrace import NetworkUse, read_trace
 from boundary.jobs.pod import Pod
 from boundary.layout import create_repository
 from boundary.model import JobRecord, ModelServer, Script
+from boundary.model.conversation import run_checkpoint
 from boundary.runners.contract import Job, Runner
 from boundary.secret import RunnerSecret
 
@@ -145,37 +146,44 @@ class Session:
         runner.setup(self.state, repository, self.secret.token)
         return repository
 
-    def run_to_the_end(self, job: Job, script: Script) -> tuple[JobOutcome, JobRecord, str]:
+    def run_to_the_end(
+        self, job: Job, script: Script, resumed: bool = False, label: str = ""
+    ) -> tuple[JobOutcome, JobRecord, str]:
         """Run the job; when it ends before its script did (a refused call can end `opencode run`, losing its whole
         batch of results), run the calls it never answered in new jobs, one call a step, so each new job answers
-        all it can up to the call that ends it; that call is left out of the next. The record holds every answer;
+        all it can up to the call that ends it; that call is left out of the next. The script's checkpoints and
+        conditions go with its calls (`Script.remaining`). The record holds every answer;
         the note says why each job ended, in the agent's own last words. A call still unanswered then is judged
         on its own (it never ran: INCONCLUSIVE); the early end no longer voids the answers that did come."""
-        outcome, record = self.run(job, script)
+        outcome, record = self.run(job, script, resumed=resumed, label=label)
         notes: list[str] = []
         enders = record.ended_on  # calls whose job ended on them, unanswered, run alone: the agent's last words
+        ran = set(record.checkpoints_done)  # the script's checkpoints (by step) that ran, in whichever job
         for attempt in range(1, MAX_RERUNS + 1):
-            left = [c for step in script.steps for c in step if not record.settled(c.id) and c.id not in enders]
-            if record.finished or not left or outcome.exit_code != 0:
+            rest, due = script.remaining(lambda c: not record.settled(c) and c not in enders, ran)
+            for check in due:  # its step's calls all ended a job unanswered: look now, nothing runs
+                run_checkpoint(check, record, "after an early end")
+            if record.finished or not rest.steps or outcome.exit_code != 0:
                 break  # a job that crashed or timed out did not end on a refusal: its problem stands
+            left = rest.call_ids()
             notes.append(f"job {job.name} ended with {len(left)} calls unanswered: {last_words(outcome)}")
-            rest = Script(steps=[[call] for call in left], final_text=script.final_text)
-            outcome, again = self.run(job, rest, resumed=True, label=f".rerun{attempt}")
+            outcome, again = self.run(job, rest, resumed=True, label=f"{label}.rerun{attempt}")
             record.merge(again)
-            unanswered = [call.id for call in left if call.id not in again.results]
-            enders |= {unanswered[0]: last_words(outcome)} if unanswered and not again.finished else {}
+            unanswered = [call_id for call_id in left if not again.settled(call_id)]
+            enders.update({unanswered[0]: last_words(outcome)} if unanswered and not again.finished else {})
         if enders:
             notes.append(f"{len(enders)} calls each ended their job unanswered when run alone")
         if notes:
             record.finished = all(record.settled(call_id) for call_id in script.call_ids())
-            self.forgive_early_end(job.name)
+            self.forgive_early_end(job.name + (label or (".resumed" if resumed else "")))
         return outcome, record, "; ".join(notes)
 
     def forgive_early_end(self, name: str) -> None:
-        """The job's unanswered calls ran again in later jobs: its early end no longer voids the answers it gave."""
+        """The job's unanswered calls ran again in later jobs: its early end no longer voids the answers it gave.
+        `name`: the job's, and the label of its run (`job-b.resumed`)."""
         key = f"{self.scenario}.{name}"
-        for report in self.jobs:
-            if report.name == key:
+        for report in self.jobs:  # its reruns too: each ends early by design, on the call that ends it
+            if report.name == key or report.name.startswith(f"{key}.rerun"):
                 report.problems = [p for p in report.problems if EARLY_END not in p]
 
     def run(

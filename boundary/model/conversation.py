@@ -6,6 +6,7 @@ already holds), so a retried request gets the same answer again.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,10 +89,14 @@ def _run_checkpoints(script: Script, record: JobRecord, below: int) -> None:
     due = [i for i in script.checkpoints if i < below and i not in record.checkpoints_done]
     for index in sorted(i for i in due if all(call.id in back for call in script.steps[i])):
         record.checkpoints_done.add(index)
-        try:
-            script.checkpoints[index]()
-        except Exception as error:  # the harness's own look failed: the probes it serves prove nothing
-            record.note_error(f"checkpoint after step {index} failed: {type(error).__name__}: {error}")
+        run_checkpoint(script.checkpoints[index], record, f"after step {index}")
+
+
+def run_checkpoint(check: Callable[[], None], record: JobRecord, when: str) -> None:
+    try:
+        check()
+    except Exception as error:  # the harness's own look failed: the probes it serves prove nothing
+        record.note_error(f"checkpoint {when} failed: {type(error).__name__}: {error}")
 
 
 def schema_problems(call: ToolCall, tools: dict[str, dict[str, Any]]) -> list[str]:

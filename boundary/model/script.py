@@ -7,6 +7,7 @@ back every result of the previous one.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -56,9 +57,35 @@ class Script:
             raise ValueError("a checkpoint follows a step: add one first")
         self.checkpoints[len(self.steps) - 1] = check
 
+    def remaining(self, left: Callable[[str], bool], ran: set[int]) -> tuple[Script, list[Callable[[], None]]]:
+        """What a new job must still do: each call `left` holds for, one a step (a new job answers each it can up
+        to the one that ends it), with its step's condition; each checkpoint not yet `ran` after the last of its
+        step's calls left, or, when none is, in the list to run now. `ran` (original step indices) is kept up to
+        date as the new job runs them. Steps a checkpoint adds meanwhile go to this script, for the next job."""
+        rest, due = Script(final_text=self.final_text), list[Callable[[], None]]()
+        for index, step in enumerate(self.steps):
+            calls = [call for call in step if left(call.id)]
+            for call in calls:
+                rest.add_step(call, unless=self.skip_when.get(index))
+            check = self.checkpoints.get(index)
+            if check is None or index in ran:
+                continue
+            once = functools.partial(_once, ran, index, check)
+            if calls:
+                rest.checkpoint(once)
+            else:
+                due.append(once)
+        return rest, due
+
     def add_calls(self, calls: list[ToolCall], serial_tools: frozenset[str]) -> None:
         """One step for all calls that may run at once, then one step for each serial call."""
         self.add_step(*(call for call in calls if call.tool not in serial_tools))
         for call in calls:
             if call.tool in serial_tools:
                 self.add_step(call)
+
+
+def _once(ran: set[int], index: int, check: Callable[[], None]) -> None:
+    if index not in ran:
+        ran.add(index)
+        check()
