@@ -7,13 +7,15 @@ job A's files in each of its free string parameters in turn, in three forms (the
 relative to B's checkout), each beside a control: the same call on B's own file. Its cell is
 
 - LEAKED when any call's answer carries a canary of job A's or the runner secret;
+- WRITTEN when a file of A's it was aimed at changed or went while B ran (the channels only read);
 - INCONCLUSIVE when a call never came back, the schema asks for what the harness cannot build, or a parameter that
   returned B's own file was refused for A's in words no layer claims;
 - DENIED by the refusing layer when every parameter that reads B's own file is refused A's; DENIED "ok" when no
   parameter reads a file at all (B's own file came back through none of them), which the detail says.
 
-A tool the model is offered that the runner does not declare is attacked the same way; those share one cell
-(`undeclared_tools`), since the plan is made before any job shows what the model is offered.
+A tool with no free string is called once, its answer searched all the same. A tool the model is offered that the
+runner does not declare is attacked the same way; those share one cell (`undeclared_tools`), since the plan is made
+before any job shows what the model is offered.
 """
 
 from __future__ import annotations
