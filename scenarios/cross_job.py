@@ -83,7 +83,7 @@ class CrossJob(Scenario):
         secrets = [t.content for t in targets] + [session.secret.token]
         tool_judge = ToolJudge(runner, record, own, secrets, absent, changed, problems)
         driven = [self.result(runner, (cell_target(p.tool), CHANNEL), tool_judge.finding(p)) for p in tools]
-        driven.append(self.result(runner, UNDECLARED_CELL, tool_judge.undeclared(extra)))
+        driven.append(self.result(runner, UNDECLARED_CELL, tool_judge.undeclared(extra, seen=bool(schemas))))
         return [*results, *outputs, *driven, self.result(runner, CONTEXT_CELL, context)]
 
     def run_job_b(

@@ -143,7 +143,7 @@ class ToolJudge:
 
     def finding(self, plan: ToolPlan) -> Finding:
         if plan.cannot:
-            return Finding(Verdict.INCONCLUSIVE, "", plan.cannot)
+            return self._inconclusive(plan.cannot)
         results = {
             c.id: self.runner.agent.full_result(self.record.results[c.id])
             for c in plan.calls()
@@ -159,25 +159,23 @@ class ToolJudge:
             return Finding(Verdict.WRITTEN, "none", f"tool {plan.tool} was aimed at job A's {hits}: changed or gone")
         unanswered = [c.id for c in plan.calls() if c.id not in results]
         if unanswered:
-            why = "; ".join(f"{c}: {self.record.ended_on[c]}" for c in unanswered if c in self.record.ended_on)
-            return Finding(
-                Verdict.INCONCLUSIVE, "", f"no result came back for {', '.join(unanswered)}{'; ' if why else ''}{why}"
-            )
+            ended = [f"{c}: {self.record.ended_on[c]}" for c in unanswered if c in self.record.ended_on]
+            return self._inconclusive("; ".join([f"no result came back for {', '.join(unanswered)}", *ended]))
         if plan.bare is not None:
             detail = f"tool {plan.tool} takes no string to aim at a file; called with {plan.bare.arguments_json()}"
-            return Finding(
-                Verdict.DENIED, "n/a", f"{detail}, it answered none of A's canaries: {excerpt(results[plan.bare.id])}"
-            )
+            return self._nothing_found(f"{detail}, it answered none of A's canaries: {excerpt(results[plan.bare.id])}")
         reading = [a for a in plan.attacks if self.own.content in results[a.control.id]]
         if not reading:
             return self._reads_nothing(plan, results)
         return self._refused(plan, reading, results)
 
-    def undeclared(self, plans: list[ToolPlan]) -> Finding:
+    def undeclared(self, plans: list[ToolPlan], seen: bool) -> Finding:
         """The tools offered beyond the declared ones (the offered-tools check fails on each): the worst of their
-        findings, named; none offered is nothing found."""
+        findings, named; none offered is nothing found, if job A's requests showed what it was offered (`seen`)."""
+        if not seen:
+            return self._inconclusive("job A sent the model no request with tools: what it is offered is unknown")
         if not plans:
-            return Finding(Verdict.DENIED, "n/a", "job A was offered no tool beyond those the runner declares")
+            return self._nothing_found("job A was offered no tool beyond those the runner declares")
         findings = [self.finding(plan) for plan in plans]
         rank = {Verdict.LEAKED: 0, Verdict.INCONCLUSIVE: 1, Verdict.DENIED: 2}
         worst = min(findings, key=lambda f: rank.get(f.verdict, 0))
@@ -197,6 +195,16 @@ class ToolJudge:
             f"tool {plan.tool} reads no file through any string parameter: B's own file came back through none of "
             f"{', '.join(slots)} (as a path, a file URL or a relative path), nor any of A's (it answered: {answer})"
         )
+        return self._nothing_found(detail)
+
+    def _inconclusive(self, detail: str) -> Finding:
+        """Why the cell proves nothing, and what went wrong with the jobs (a timeout says more than its effect)."""
+        return Finding(Verdict.INCONCLUSIVE, "", "; ".join([*self.problems, detail]))
+
+    def _nothing_found(self, detail: str) -> Finding:
+        """Nothing found proves something only of a job that ran its whole script."""
+        if self.problems:
+            return Finding(Verdict.INCONCLUSIVE, "", f"{'; '.join(self.problems)} ({detail})")
         return Finding(Verdict.DENIED, "n/a", detail)
 
     def _refused(self, plan: ToolPlan, reading: list[Attack], results: dict[str, str]) -> Finding:

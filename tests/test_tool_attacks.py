@@ -112,9 +112,10 @@ def test_undeclared_tools_share_a_cell_that_names_them(tmp_path: Path) -> None:
     record = JobRecord("b")
     record.note_results({c.id: theirs[0].content if "probe" in c.id else "" for c in plan.calls()})
     judge = ToolJudge(_runner(), record, own, [theirs[0].content], {"saved_output": None}, frozenset(), [])
-    nothing = judge.undeclared([])
+    nothing = judge.undeclared([], seen=True)
     assert (nothing.verdict, nothing.layer) == (Verdict.DENIED, "n/a")
-    leaked = judge.undeclared([plan])
+    assert judge.undeclared([], seen=False).verdict is Verdict.INCONCLUSIVE  # job A never showed its tools
+    leaked = judge.undeclared([plan], seen=True)
     assert leaked.verdict is Verdict.LEAKED and "not declared" in leaked.detail and "read_text" in leaked.detail
 
 
@@ -140,3 +141,14 @@ def test_a_script_that_serves_subagents_is_given_their_conversations() -> None:
     script.add_step(call("two"))
     record.note_results({"one": "result"})
     assert next_turn(script, request([], []), record).calls == script.steps[0]
+
+
+def test_nothing_found_by_a_job_with_problems_proves_nothing(tmp_path: Path) -> None:
+    """A timed-out or crashed job B: a tool that read nothing, or no undeclared tool, is INCONCLUSIVE, with why."""
+    own, _, plan = _setup(tmp_path)
+    record = JobRecord("b")
+    record.note_results({c.id: "noted" for c in plan.calls()})
+    judge = ToolJudge(_runner(), record, own, [], {"saved_output": None}, frozenset(), ["job job-b timed out"])
+    assert judge.finding(plan).verdict is Verdict.INCONCLUSIVE
+    found = judge.undeclared([], seen=True)
+    assert found.verdict is Verdict.INCONCLUSIVE and "timed out" in found.detail
