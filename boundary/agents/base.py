@@ -132,8 +132,9 @@ class Vocabulary:
 OPTIONAL_KINDS = ("read", "grep", "glob")
 
 
-def channel_tools(agent: Agent) -> frozenset[str]:
-    """The tools the scenarios' channels drive (read, write, edit, grep, glob, shell), by the name the model sees."""
+def tool_of(agent: Agent, kind: str) -> str:
+    """The tool the agent's channels of `kind` (read, write, edit, grep, glob, shell) call, by the name the model
+    sees (a kind in `lacks` raises: the agent has none)."""
     root = Path("/")
     calls: dict[str, Callable[[], ToolCall]] = {
         "read": lambda: agent.read("t", root),
@@ -143,16 +144,21 @@ def channel_tools(agent: Agent) -> frozenset[str]:
         "glob": lambda: agent.glob("t", "*", root),
         "shell": lambda: agent.shell("t", "true"),
     }
-    return frozenset(make().tool for kind, make in calls.items() if kind not in agent.lacks)
+    return calls[kind]().tool
+
+
+CHANNEL_KINDS = ("read", "write", "edit", "grep", "glob", "shell")
+
+
+def channel_tools(agent: Agent) -> frozenset[str]:
+    """The tools the scenarios' channels drive, by the name the model sees."""
+    return frozenset(tool_of(agent, kind) for kind in CHANNEL_KINDS if kind not in agent.lacks)
 
 
 def not_offered(agent: Agent, offered: frozenset[str]) -> frozenset[str]:
     """The optional channel kinds the agent has a tool for that is not among `offered` (the tools a runner says the
     model is given: its expected tools, which the offered-tools check holds to what the model is really sent)."""
-    root = Path("/")
-    calls = {"read": lambda: agent.read("t", root), "grep": lambda: agent.grep("t", ".", root)}
-    calls["glob"] = lambda: agent.glob("t", "*", root)
-    return frozenset(kind for kind in OPTIONAL_KINDS if kind not in agent.lacks and calls[kind]().tool not in offered)
+    return frozenset(k for k in OPTIONAL_KINDS if k not in agent.lacks and tool_of(agent, k) not in offered)
 
 
 def offering(agent: Agent, offered: frozenset[str]) -> Agent:
