@@ -28,7 +28,7 @@ from typing import Any
 from boundary import canary
 from boundary.agents.base import channel_tools
 from boundary.model import JobRecord, ToolCall
-from boundary.model.schema_calls import CannotDrive, Slot, arguments, slot_name, string_slots
+from boundary.model.schema_calls import CannotDrive, Slot, arguments, hosted, slot_name, string_slots
 from boundary.probes import Target
 from boundary.runners.contract import Runner
 from boundary.scenarios.base import Cell
@@ -80,6 +80,7 @@ class ToolPlan:
     attacks: list[Attack]
     cannot: str | None = None  # why the harness could not drive it
     bare: ToolCall | None = None  # a tool with no string to aim: called once, its answer searched all the same
+    hosted: str | None = None  # the kind of tool the model's provider runs: no call of it reaches the job
 
     def calls(self) -> list[ToolCall]:
         pairs = [call for attack in self.attacks for call in (attack.control, attack.probe)]
@@ -94,6 +95,9 @@ def plan_tools(
     for tool in tools:
         if tool not in schemas:
             plans.append(ToolPlan(tool, [], f"tool {tool!r} was not offered to job A (offered: {_names(schemas)})"))
+            continue
+        if kind := hosted(schemas[tool]):
+            plans.append(ToolPlan(tool, [], hosted=kind))
             continue
         try:
             plans.append(_plan(tool, schemas[tool], own, targets, checkout))
@@ -144,6 +148,9 @@ class ToolJudge:
     def finding(self, plan: ToolPlan) -> Finding:
         if plan.cannot:
             return self._inconclusive(plan.cannot)
+        if plan.hosted:
+            detail = f"tool {plan.tool} is a hosted {plan.hosted} tool: the model's provider runs it, never the job"
+            return Finding(Verdict.DENIED, "n/a", f"{detail}, so nothing on this host is within its reach; not called")
         results = {
             c.id: self.runner.agent.full_result(self.record.results[c.id])
             for c in plan.calls()

@@ -8,6 +8,7 @@ from typing import Any
 from boundary.model.conversation import schema_problems
 from boundary.model.dialect import Dialect
 from boundary.model.responses import CUSTOM_SCHEMA, Responses
+from boundary.model.schema_calls import HOSTED
 from boundary.model.script import ToolCall
 
 EXEC_SCHEMA = {
@@ -64,7 +65,7 @@ def test_tools_of_every_kind_are_offered() -> None:
     assert request.tools["exec_command"] == EXEC_SCHEMA
     assert request.tools["apply_patch"] == {**CUSTOM_SCHEMA, "format": PATCH_FORMAT}
     assert request.tools["tool_search"] == TOOLS[3]["parameters"]
-    assert request.tools["web_search"] == {}
+    assert request.tools["web_search"] == {HOSTED: "web_search"}  # the provider runs it: nothing of the job's
     assert "multi_agent_v1.close_agent" in request.tools
     assert request.issued_ids == frozenset() and request.results == {}
 

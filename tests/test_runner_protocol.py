@@ -260,12 +260,24 @@ def test_a_layer_may_claim_what_boundary_knows_by_reference():
     assert description.forbidden_tools == reference.forbidden_tools()
 
 
+@pytest.mark.parametrize("agent", ["opencode", "claude", "codex"])
+def test_expected_tools_may_be_the_agents_default_set(agent):
+    """Issue 29: the commonest runner starts its agent with its default tools; boundary knows them per pinned agent
+    (a live test holds each set to what the agent really offers)."""
+    claims = {"agent": agent, "expected_tools": ["boundary:agent-default", "my_tool"]}
+    description = read_describe(json.dumps(DESCRIBE | claims))
+    default_tools = knowledge.AGENTS[agent].default_tools
+    assert description.expected_tools == default_tools | {"my_tool"}
+    assert runner(agent=agent).expected_tools() < default_tools | {"Glob", "Grep"}
+
+
 @pytest.mark.parametrize(
     ("claims", "says"),
     [
+        ({"forbidden_tools": ["boundary:agent-default"]}, "boundary knows: boundary:reference"),
         ({"denials": {"OS sandbox": "firejail"}}, "layer 'OS sandbox': 'firejail' is no reference boundary knows"),
         ({"denials": {"OS sandbox": ["boundary:nope"]}}, "boundary knows: agent, srt, bwrap, claude, codex"),
-        ({"expected_tools": ["boundary:defaults"]}, "field 'expected_tools': unknown reference 'boundary:defaults'"),
+        ({"expected_tools": ["boundary:defaults"]}, "boundary knows: boundary:reference, boundary:agent-default"),
     ],
 )
 def test_an_unknown_reference_names_the_ones_boundary_knows(claims, says):

@@ -9,6 +9,7 @@ from typing import Any
 from boundary.agents.opencode import OpenCode
 from boundary.model import JobRecord
 from boundary.model.conversation import OTHER_CONVERSATION, next_turn
+from boundary.model.schema_calls import HOSTED
 from boundary.model.script import Script
 from boundary.probes import Target
 from boundary.scenarios.tool_attacks import ToolJudge, ToolPlan, plan_tools
@@ -90,6 +91,15 @@ def test_a_tool_not_offered_or_not_drivable_is_inconclusive_and_named(tmp_path: 
     assert "cannot drive tool 'odd'" in (bad.cannot or "")
     judge = ToolJudge(_runner(), JobRecord("b"), own, [], {}, frozenset(), [])
     assert judge.finding(missing).verdict is Verdict.INCONCLUSIVE
+
+
+def test_a_hosted_tool_is_named_and_not_called(tmp_path: Path) -> None:
+    """codex offers `web_search` by default: the model's provider runs it, and no call of it ever reaches the job."""
+    own, theirs, _ = _setup(tmp_path)
+    (plan,) = plan_tools(["web_search"], {"web_search": {HOSTED: "web_search"}}, own, theirs, tmp_path)
+    assert plan.calls() == [] and plan.hosted == "web_search"
+    finding = ToolJudge(_runner(), JobRecord("b"), own, [], {}, frozenset(), []).finding(plan)
+    assert (finding.verdict, finding.layer) == (Verdict.DENIED, "n/a") and "provider runs it" in finding.detail
 
 
 def test_a_tool_with_no_string_is_called_once_and_its_answer_searched(tmp_path: Path) -> None:

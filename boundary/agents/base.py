@@ -33,6 +33,8 @@ class Agent(Protocol):
     # command runs on until the agent exits); None: the call waits for its command, up to its own timeout.
     call_yields_after_s: ClassVar[float | None]
     storage_targets: ClassVar[tuple[str, ...]]  # cross-job targets: what the agent saves in a job's data
+    # The tools its pinned version offers when started with its default settings (measured; `boundary:agent-default`)
+    default_tools: ClassVar[frozenset[str]]
     config_plant: ClassVar[tuple[str, ...]]  # files to plant in an empty config directory (tamper targets)
     project_agent_paths: ClassVar[tuple[str, ...]]  # checkout-relative: what a runner hides from the agent at start
     project_protected: ClassVar[tuple[str, ...]]  # checkout-relative: what no channel of the job may write

@@ -108,6 +108,12 @@ class ClaudeCode(VocabularyTools):
     # What Claude Code saves per job, under its config directory: the session transcript, outputs too long for
     # the model.
     storage_targets: ClassVar[tuple[str, ...]] = ("planted_transcript", "planted_tool_result")
+    # claude -p without `--tools` (or with `--tools default`): no Glob or Grep, searching is left to Bash
+    default_tools: ClassVar[frozenset[str]] = frozenset(
+        {"Agent", "Bash", "CronCreate", "CronDelete", "CronList", "Edit", "EnterWorktree", "ExitWorktree"}
+        | {"ListAgents", "Monitor", "NotebookEdit", "Read", "ReportFindings", "ScheduleWakeup", "SendMessage"}
+        | {"Skill", "TaskStop", "WebFetch", "WebSearch", "Workflow", "Write"}
+    )
     config_plant: ClassVar[tuple[str, ...]] = ("settings.json", "CLAUDE.md", "agents/boundary-tamper.md")
     # The tool vocabulary of 2.1.332; the model server checks it against the offered schemas.
     vocabulary: ClassVar[Vocabulary] = Vocabulary(

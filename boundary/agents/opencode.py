@@ -104,6 +104,10 @@ class OpenCode(VocabularyTools):
     read_first_refusals: ClassVar[tuple[str, ...]] = ()  # it writes only a file it has read
     # What opencode saves per job: outputs too long for the model, and captures of shell calls.
     storage_targets: ClassVar[tuple[str, ...]] = ("planted_tool_output", "shell_capture")
+    # opencode run with no `tools` or `permission` config
+    default_tools: ClassVar[frozenset[str]] = frozenset(
+        {"bash", "edit", "glob", "grep", "read", "skill", "task", "todowrite", "webfetch", "write"}
+    )
     # The tool vocabulary of 1.18.33; the model server checks it against the offered schemas. An edit replaces
     # `old` (the whole file) by `new`; with `old` empty, opencode creates the file.
     vocabulary: ClassVar[Vocabulary] = Vocabulary(

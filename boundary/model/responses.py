@@ -8,8 +8,9 @@ and `stream_tool_calls` streams a call to a tool it has seen offered as custom a
 `custom_tool_call` item (codex answers it with a `custom_tool_call_output`). A tool inside a
 `namespace` tool (e.g. `multi_agent_v1`, offered for models codex has no catalog entry for) is offered
 as `<namespace>.<name>` and streamed as a `function_call` with `name` and `namespace`. Built-in tool
-types (`tool_search`, `web_search`, ...) are offered under their type, with the `parameters` they carry
-or an empty schema. Codex 0.171 (exec) sends tools with every request; `event:` lines are optional to it.
+types (`tool_search`, ...) are offered under their type, with the `parameters` they carry or an empty schema;
+those the provider runs (`web_search`, ...) with a schema marking them hosted. Codex 0.171 (exec) sends tools
+with every request; `event:` lines are optional to it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 
 from boundary.model.dialect import ModelRequest, sse, text_of
+from boundary.model.schema_calls import HOSTED
 from boundary.model.script import ToolCall
 
 USAGE = {
@@ -32,6 +34,8 @@ USAGE = {
 }
 
 # The schema a freeform (custom) tool is offered under: one raw-text argument.
+# Built-in tool types the provider runs (the agent never executes a call of them): offered with a hosted schema.
+HOSTED_TYPES = frozenset({"web_search", "web_search_preview", "image_generation", "file_search", "code_interpreter"})
 CUSTOM_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"input": {"type": "string"}},
@@ -135,7 +139,9 @@ def _tools(offered: Any) -> dict[str, dict[str, Any]] | None:
             for inner in tool.get("tools") or []:
                 if isinstance(inner, dict) and "name" in inner:
                     tools[f"{tool.get('name')}.{inner['name']}"] = inner.get("parameters") or {}
-        else:  # built-in tools (tool_search, web_search, image_generation, ...): offered under their type
+        elif kind in HOSTED_TYPES:
+            tools[str(kind)] = {HOSTED: kind}
+        else:  # built-in tools codex runs itself (tool_search, ...): offered under their type
             tools[str(tool.get("name") or kind)] = tool.get("parameters") or {}
     return tools
 

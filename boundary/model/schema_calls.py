@@ -17,6 +17,17 @@ FILLER = "boundary"  # the value of every string not under attack
 MAX_DEPTH = 6  # deeper nesting than any agent's tool schema: a recursive $ref stops here
 
 
+# Set by a dialect on the schema of a tool the model's provider runs itself (OpenAI's `web_search`): the agent only
+# names it to the model, and no call of it ever reaches the job.
+HOSTED = "x-boundary-hosted"
+
+
+def hosted(schema: Schema) -> str | None:
+    """The kind of hosted tool this schema stands for (None: the agent runs it)."""
+    kind = schema.get(HOSTED)
+    return str(kind) if kind else None
+
+
 class CannotDrive(ValueError):
     """The schema asks for something the harness cannot build (a $ref outside it, a type it does not know)."""
 

@@ -2,7 +2,8 @@
 
 In `describe`, a layer's denials may be one reference (`"OS sandbox": "srt"`) or a list of texts in which an entry
 `boundary:NAME` stands for a reference's texts (`["boundary:agent", "my guard:"]`); `expected_tools` and
-`forbidden_tools` may hold `boundary:reference`, the reference runner's own set for the runner's agent.
+`forbidden_tools` may hold `boundary:reference`, the reference runner's own set for the runner's agent, and
+`expected_tools` `boundary:agent-default`, what the pinned agent offers when started with its default settings.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ AGENTS: dict[str, type[Agent]] = {"opencode": OpenCode, "claude": ClaudeCode, "c
 # A sandbox's refusals as the reference runners read them: the OS's errors, and codex's policy texts for its own.
 SANDBOX_TEXTS = {"srt": OS_DENIALS, "bwrap": OS_DENIALS, "claude": OS_DENIALS}
 DENIAL_REFERENCES = ("agent", *SANDBOX_TEXTS, "codex")
+TOOL_REFERENCES = ("reference", "agent-default")
 
 
 def denial_texts(reference: str, agent: str) -> tuple[str, ...] | None:
@@ -35,11 +37,14 @@ def denial_texts(reference: str, agent: str) -> tuple[str, ...] | None:
 
 
 def tool_names(entry: str, agent: str, forbidden: bool = False) -> tuple[str, ...] | None:
-    """The tools (or forbidden patterns) an entry stands for: itself, or the reference runner's set (None: an
-    unknown reference)."""
+    """The tools (or forbidden patterns) an entry stands for: itself, the reference runner's set, or the agent's
+    default tools (None: an unknown reference, or one that stands for no forbidden patterns)."""
     if not entry.startswith(PREFIX):
         return (entry,)
-    if entry != f"{PREFIX}reference":
+    name = entry.removeprefix(PREFIX)
+    if name == "agent-default" and not forbidden:
+        return tuple(sorted(AGENTS[agent].default_tools))
+    if name != "reference":
         return None
     reference = REFERENCE_RUNNERS[agent]()
     return reference.forbidden_tools() if forbidden else tuple(sorted(reference.expected_tools()))

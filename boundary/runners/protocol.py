@@ -177,9 +177,14 @@ def _tools(fields: Fields, key: str, agent: str) -> tuple[str, ...]:
     for entry in fields.strings(key, nonempty=True) if key == "expected_tools" else fields.strings(key, []):
         names = knowledge.tool_names(entry, agent, forbidden=key == "forbidden_tools")
         if names is None:
-            raise fields.error(f"unknown reference {entry!r}; boundary knows: {knowledge.PREFIX}reference", key)
+            known = knowledge.TOOL_REFERENCES[: 1 if key == "forbidden_tools" else None]
+            raise fields.error(f"unknown reference {entry!r}; boundary knows: {_prefixed(known)}", key)
         found += names
     return tuple(dict.fromkeys(found))
+
+
+def _prefixed(names: tuple[str, ...]) -> str:
+    return ", ".join(knowledge.PREFIX + name for name in names)
 
 
 def read_setup(stdout: str, state: Path) -> SetupAnswer:
