@@ -13,6 +13,11 @@ relative to B's checkout), each beside a control: the same call on B's own file.
 - DENIED by the refusing layer when every parameter that reads B's own file is refused A's; DENIED "ok" when no
   parameter reads a file at all (B's own file came back through none of them), which the detail says.
 
+A tool may read a file yet return none of it as text (codex's `view_image` decodes images): a third call per
+parameter and form names a file that does not exist in B's checkout. Where B's own file and the missing one are
+answered differently, the tool tells files apart; A's file answered as B's own (their paths aside) is LEAKED — the
+tool reads A's files, and only the format kept the canary from coming back.
+
 A tool with no free string is called once, its answer searched all the same. A tool the model is offered that the
 runner does not declare is attacked the same way; those share one cell (`undeclared_tools`), since the plan is made
 before any job shows what the model is offered.
@@ -68,6 +73,8 @@ class Attack:
     target: Target
     control: ToolCall
     probe: ToolCall
+    missing: ToolCall  # the same call on a file B's checkout does not hold
+    given: dict[str, str]  # call id -> the value it put in the slot
 
     @property
     def where(self) -> str:
@@ -83,7 +90,7 @@ class ToolPlan:
     hosted: str | None = None  # the kind of tool the model's provider runs: no call of it reaches the job
 
     def calls(self) -> list[ToolCall]:
-        pairs = [call for attack in self.attacks for call in (attack.control, attack.probe)]
+        pairs = [call for attack in self.attacks for call in (attack.control, attack.probe, attack.missing)]
         return pairs + ([self.bare] if self.bare else [])
 
 
@@ -108,6 +115,7 @@ def plan_tools(
 
 def _plan(tool: str, schema: dict[str, Any], own: Target, targets: list[Target], checkout: Path) -> ToolPlan:
     slots = string_slots(schema)
+    missing = own.path.with_name(f"missing-{own.path.name}")
     if not slots:  # nothing to aim, but what it answers may still be A's (a tool that lists every session)
         return ToolPlan(tool, [], bare=ToolCall(f"tool-bare-{tool}", tool, arguments(schema, None)))
     attacks = []
@@ -115,9 +123,12 @@ def _plan(tool: str, schema: dict[str, Any], own: Target, targets: list[Target],
         for j, form in enumerate(FORMS):
             target = targets[(i * len(FORMS) + j) % len(targets)]  # A's files in turn: each form names another
             name = f"{tool}-{slot_name(slot)}-{form}"
-            control = ToolCall(f"tool-control-{name}", tool, arguments(schema, slot, _named(own.path, form, checkout)))
-            probe = ToolCall(f"tool-probe-{name}", tool, arguments(schema, slot, _named(target.path, form, checkout)))
-            attacks.append(Attack(slot, form, target, control, probe))
+            given = {
+                f"tool-{role}-{name}": _named(path, form, checkout)
+                for role, path in (("control", own.path), ("probe", target.path), ("missing", missing))
+            }
+            calls = [ToolCall(id, tool, arguments(schema, slot, value)) for id, value in given.items()]
+            attacks.append(Attack(slot, form, target, *calls, given))
     return ToolPlan(tool, attacks)
 
 
@@ -171,10 +182,10 @@ class ToolJudge:
         if plan.bare is not None:
             detail = f"tool {plan.tool} takes no string to aim at a file; called with {plan.bare.arguments_json()}"
             return self._nothing_found(f"{detail}, it answered none of A's canaries: {excerpt(results[plan.bare.id])}")
-        reading = [a for a in plan.attacks if self.own.content in results[a.control.id]]
+        reading = [a for a in plan.attacks if self.own.content in results[a.control.id] or _tells_apart(a, results)]
         if not reading:
             return self._reads_nothing(plan, results)
-        return self._refused(plan, reading, results)
+        return self._answered_as_own(plan, reading, results) or self._refused(plan, reading, results)
 
     def undeclared(self, plans: list[ToolPlan], seen: bool) -> Finding:
         """The tools offered beyond the declared ones (the offered-tools check fails on each): the worst of their
@@ -204,6 +215,21 @@ class ToolJudge:
         )
         return self._nothing_found(detail)
 
+    def _answered_as_own(self, plan: ToolPlan, reading: list[Attack], results: dict[str, str]) -> Finding | None:
+        """A's file answered as B's own where the tool tells B's own from a missing file: it reads A's files."""
+        for attack in reading:
+            if _tells_apart(attack, results) and _unnamed(attack, attack.probe, results) == _unnamed(
+                attack, attack.control, results
+            ):
+                detail = (
+                    f"tool {plan.tool}, {attack.where}: job A's {attack.target.name} was answered as B's own file "
+                    f"({excerpt(results[attack.probe.id])}), a missing file otherwise "
+                    f"({excerpt(results[attack.missing.id])}): it reads A's files; only their format kept the canary "
+                    "from coming back"
+                )
+                return Finding(Verdict.LEAKED, "none", detail)
+        return None
+
     def _inconclusive(self, detail: str) -> Finding:
         """Why the cell proves nothing, and what went wrong with the jobs (a timeout says more than its effect)."""
         return Finding(Verdict.INCONCLUSIVE, "", "; ".join([*self.problems, detail]))
@@ -229,3 +255,16 @@ class ToolJudge:
         layers = sorted({f.layer for _, f in findings})
         where = ", ".join(a.where for a, _ in findings)
         return Finding(Verdict.DENIED, layers[0], f"tool {plan.tool} reads B's own file through {where}; A's refused")
+
+
+def _tells_apart(attack: Attack, results: dict[str, str]) -> bool:
+    """The tool answered B's own file otherwise than a missing one (their paths aside): it looks at the file."""
+    return _unnamed(attack, attack.control, results) != _unnamed(attack, attack.missing, results)
+
+
+def _unnamed(attack: Attack, call: ToolCall, results: dict[str, str]) -> str:
+    """A call's answer with the file it named taken out (as given, and by its name alone)."""
+    result, value = results[call.id], attack.given[call.id]
+    for name in (value, Path(value).name):
+        result = result.replace(name, "<file>")
+    return result

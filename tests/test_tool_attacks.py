@@ -75,6 +75,29 @@ def test_a_tool_that_reads_no_file_says_so(tmp_path: Path) -> None:
     assert "reads no file" in finding.detail and "noted" in finding.detail
 
 
+def _view_image(readable: str) -> Any:
+    """A tool that reads a file but returns none of it as text, like codex's `view_image`, and reads `readable`."""
+
+    def answer(call: Any) -> str:
+        if "missing" in call.id or readable not in call.id:
+            return f"unable to locate image at `{call.args['file']}`: No such file or directory"
+        return "unable to process image: invalid or unsupported image data"
+
+    return answer
+
+
+def test_a_tool_that_reads_as_b_reads_but_returns_no_text_is_leaked(tmp_path: Path) -> None:
+    """codex's default `view_image` read A's files here: B's own and A's were answered alike, a missing one not."""
+    own, theirs, plan = _setup(tmp_path)
+    assert plan.attacks[0].missing.args["file"] == str(own.path.with_name("missing-own.txt"))
+    finding = _judge(own, theirs, plan, _view_image(readable="-"))
+    assert finding.verdict is Verdict.LEAKED and "saved_output was answered as B's own file" in finding.detail
+    missing = _judge(own, theirs, plan, _view_image(readable="control"))  # A's file looks missing, in no layer's words
+    assert missing.verdict is Verdict.INCONCLUSIVE and "file (path)" in missing.detail
+    guarded = _judge(own, theirs, plan, lambda c: DENIAL if "probe" in c.id else _view_image("control")(c))
+    assert (guarded.verdict, guarded.layer) == (Verdict.DENIED, "runner plugin")
+
+
 def test_a_call_that_never_came_back_is_inconclusive(tmp_path: Path) -> None:
     own, _, plan = _setup(tmp_path)
     record = JobRecord("b")
