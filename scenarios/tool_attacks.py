@@ -127,8 +127,8 @@ def _plan(tool: str, schema: dict[str, Any], own: Target, targets: list[Target],
                 f"tool-{role}-{name}": _named(path, form, checkout)
                 for role, path in (("control", own.path), ("probe", target.path), ("missing", missing))
             }
-            calls = [ToolCall(id, tool, arguments(schema, slot, value)) for id, value in given.items()]
-            attacks.append(Attack(slot, form, target, *calls, given))
+            control, probe, missing_call = (ToolCall(id, tool, arguments(schema, slot, v)) for id, v in given.items())
+            attacks.append(Attack(slot, form, target, control, probe, missing_call, given))
     return ToolPlan(tool, attacks)
 
 
