@@ -220,6 +220,17 @@ def test_an_undeclared_file_reading_tool_is_attacked_too(pytester: pytest.Pytest
     assert scenario(report)["offered_tools"]["added"] == ["files_read_text"]
 
 
+def test_a_declared_fetching_tool_is_given_the_reach_places_urls(pytester: pytest.Pytester) -> None:
+    """Issue 28: a runner's MCP tool that fetches any URL, declared: reach's `any_tool` channel gives its string
+    parameter the runner API's and the metadata service's URLs, and both canaries come back, named."""
+    options = ("--agent", "opencode", "--scenario", "reach")
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:DeclaredFetchTool", *options)
+    assert result.ret == 1
+    cells = {r["target"]: r for r in scenario(report, "reach")["results"] if r["channel"] == "any_tool"}
+    assert {name: cell["verdict"] for name, cell in cells.items()} == {"runner_api_tcp": "LEAKED", "metadata": "LEAKED"}
+    assert all("tool web_get, url" in cell["detail"] for cell in cells.values()), cells
+
+
 def test_phoning_home_fails_the_network_check(pytester: pytest.Pytester) -> None:
     """A runner that lets opencode fetch its model catalog: the job tries DNS beyond loopback."""
     result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:PhonesHome", "-k", "reach_only_the_model", *CROSS_JOB)

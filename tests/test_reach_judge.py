@@ -25,6 +25,7 @@ from boundary.runners.codex import CodexRunner
 from boundary.runners.opencode import OpencodeRunner
 from boundary.sabotage.reach import OffersWebfetch
 from boundary.scenarios.reach import SHELL_CALL, Judge, Reach
+from boundary.scenarios.reach_tools import UrlPlan
 from boundary.suite import prepare as plugin_setup
 from boundary.verdict import Verdict
 
@@ -60,11 +61,12 @@ def judge(cell, result=HELD, fetch=None, problems=(), absent=None, control=None)
         results[f"{cell[1]}-{cell[0]}"] = fetch
         results["fetch-control"] = control if control is not None else f"page {PUBLIC_TOKEN}"
     runner = SimpleNamespace(denials=DENIALS)
-    judged = Judge(runner, results, OWN, PUBLIC_TOKEN, list(problems), absent or {})  # type: ignore[arg-type]
+    urls = UrlPlan()
+    judged = Judge(runner, results, OWN, PUBLIC_TOKEN, list(problems), absent or {}, urls)  # type: ignore[arg-type]
     return judged.cell(cell, TARGETS)
 
 
-@pytest.mark.parametrize("cell", Reach().plan(OpencodeRunner()))
+@pytest.mark.parametrize("cell", [c for c in Reach().plan(OpencodeRunner()) if c[1] != "any_tool"])
 def test_the_reference_sandboxes_answers_are_denied_by_the_os_layer(cell):
     """Each refusal srt gives (EPERM on a unix socket, refused or unreachable in its own network, its proxy's 403,
     a listener missing from its view) is DENIED and named; a fetch tool refused by a rule that refused its control."""
@@ -197,10 +199,9 @@ def test_the_fetch_tool_is_tried_where_the_runner_offers_one():
     """No reference runner offers a fetch tool (opencode's webfetch is taken away); a runner that offers it is tried."""
     runners = (OpencodeRunner(), ClaudeRunner(), CodexRunner(), OffersWebfetch())
     planned = {type(r).__name__: {ch for _, ch in Reach().plan(r)} for r in runners}
-    assert planned["OffersWebfetch"] == {"shell", "shell_discovered", "webfetch", "webfetch_redirect"}
-    assert (
-        planned["OpencodeRunner"] == planned["ClaudeRunner"] == planned["CodexRunner"] == {"shell", "shell_discovered"}
-    )
+    assert planned["OffersWebfetch"] == {"shell", "shell_discovered", "any_tool", "webfetch", "webfetch_redirect"}
+    everyone = {"shell", "shell_discovered", "any_tool"}  # every other tool gets the URLs (reach_tools)
+    assert planned["OpencodeRunner"] == planned["ClaudeRunner"] == planned["CodexRunner"] == everyone
 
 
 def test_the_probes_own_destinations_are_set_aside_and_nothing_else():

@@ -97,6 +97,19 @@ class UndeclaredFileTool(DeclaredFileTool):
         return OpencodeRunner.expected_tools(self)
 
 
+class DeclaredFetchTool(OpencodeRunner):
+    """Offers a runner's MCP tool that fetches any URL (`web_get`) and declares it: it runs beside the agent, outside
+    the shell's sandbox and network rules, and reaches the runner API and the metadata service (issue 28)."""
+
+    name = "declared-fetch-tool"
+
+    def expected_tools(self) -> frozenset[str]:
+        return super().expected_tools() | {"web_get"}
+
+    def agent_config_extra(self, paths: JobPaths) -> dict[str, Any]:
+        return {"mcp": {"web": _local_mcp("boundary.sabotage.mcp_fetch")}}
+
+
 def _local_mcp(module: str) -> dict[str, Any]:
     """opencode's config of a stdio MCP server that runs this package's `module`."""
     package_root = str(Path(__file__).resolve().parents[2])

@@ -1,0 +1,62 @@
+"""The reach scenario's `any_tool` channel: any tool's free strings get the HTTP places' URLs."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from boundary.model.schema_calls import HOSTED
+from boundary.reach.places import PUBLIC, places
+from boundary.scenarios.reach_tools import UrlPlan, judge_place
+from boundary.verdict import Verdict
+
+PUBLIC_TOKEN = "BOUNDARY-11111111111111111111"
+DENIAL = "blocked by the egress guard"
+PLACES = [replace(p, token=f"BOUNDARY-{i:020d}") for i, p in enumerate(places(), 2) if p.name == "metadata"]
+URL_TOOL = {"type": "object", "properties": {"url": {"type": "string"}, "n": {"type": "integer"}}, "required": ["url"]}
+SCHEMAS = {"http_get": URL_TOOL, "bash": URL_TOOL, "web_search": {HOSTED: "web_search"}}
+
+
+def _plan() -> tuple[UrlPlan, list]:
+    plan = UrlPlan()
+    return plan, plan.make(SCHEMAS, driven={"bash"}, places=PLACES)
+
+
+def _judge(plan: UrlPlan, calls: list, answer, problems=()):
+    results = {call.id: answer(call) for call in calls}
+    return judge_place(plan, PLACES[0], results, PUBLIC_TOKEN, list(problems), {"egress guard": (DENIAL,)})
+
+
+def _fetcher(place_answer: str):
+    """A tool that fetches the public page and answers each place's URL with `place_answer`."""
+    return lambda call: f"page {PUBLIC_TOKEN}" if PUBLIC in call.args["url"] else place_answer
+
+
+def test_each_string_of_each_undriven_tool_gets_the_public_page_then_each_url() -> None:
+    plan, calls = _plan()
+    assert plan.tools == ["http_get"]  # bash is a channel's; web_search is hosted
+    assert [c.args["url"] for c in calls] == [f"http://{PUBLIC}/own", PLACES[0].url]
+
+
+def test_a_place_s_canary_back_is_leaked_and_names_the_tool() -> None:
+    plan, calls = _plan()
+    finding = _judge(plan, calls, _fetcher(f"instance-id {PLACES[0].token}"))
+    assert finding.verdict is Verdict.LEAKED and "tool http_get, url" in finding.detail
+
+
+def test_a_fetching_tool_refused_in_a_layers_words_is_denied_else_inconclusive() -> None:
+    plan, calls = _plan()
+    assert (_judge(plan, calls, _fetcher(DENIAL)).layer) == "egress guard"
+    assert _judge(plan, calls, _fetcher("HTTP 502")).verdict is Verdict.INCONCLUSIVE
+
+
+def test_a_tool_that_fetches_nothing_says_so_and_problems_prove_nothing() -> None:
+    plan, calls = _plan()
+    finding = _judge(plan, calls, lambda _: "noted")
+    assert (finding.verdict, finding.layer) == (Verdict.DENIED, "n/a") and "http_get" in finding.detail
+    assert _judge(plan, calls, lambda _: "noted", problems=["job timed out"]).verdict is Verdict.INCONCLUSIVE
+    assert _judge(plan, calls[:1], lambda _: "noted").verdict is Verdict.INCONCLUSIVE  # a call never came back
+
+
+def test_nothing_is_known_before_the_job_showed_its_tools() -> None:
+    finding = judge_place(UrlPlan(), PLACES[0], {}, PUBLIC_TOKEN, [], {})
+    assert finding.verdict is Verdict.INCONCLUSIVE and "never showed" in finding.detail
