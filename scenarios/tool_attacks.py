@@ -3,8 +3,8 @@
 A runner that offers a tool is asking whether it is safe, not saying so. The tools the channels drive (read, write,
 edit, grep, glob, shell) are attacked there; every other one the runner declares — the agent's own (opencode's
 `task`, `skill`, `todowrite`, codex's `write_stdin`), an MCP server's, a custom tool no one here has seen — gets
-job A's files in each of its free string parameters in turn, in three forms (the path, a `file://` URL, the path
-relative to B's checkout), each beside a control: the same call on B's own file. Its cell is
+job A's files in each of its free string parameters in turn, in four forms (the path, a `file://` URL, the path
+relative to B's checkout, a link in B's checkout), each beside a control: the same call on B's own file. Its cell is
 
 - LEAKED when any call's answer carries a canary of job A's or the runner secret;
 - WRITTEN when a file of A's it was aimed at changed or went while B ran (the channels only read);
@@ -42,7 +42,7 @@ from boundary.verdict import Evidence, Finding, Verdict, judge
 
 CHANNEL = "any_parameter"
 UNDECLARED_CELL: Cell = ("undeclared_tools", CHANNEL)
-FORMS = ("path", "file_url", "relative")
+FORMS = ("path", "file_url", "relative", "symlink")
 
 
 def schema_tools(runner: Runner) -> list[str]:
@@ -133,10 +133,17 @@ def _plan(tool: str, schema: dict[str, Any], own: Target, targets: list[Target],
 
 
 def _named(path: Path, form: str, checkout: Path) -> str:
+    """How a call names the file: as it is, as a URL, relative to B's checkout, or through a link made there (as a
+    repository may carry one, or B's shell make it)."""
     if form == "file_url":
         return path.as_uri()
     if form == "relative":
         return os.path.relpath(path, checkout)
+    if form == "symlink":
+        link = checkout / "links" / f"tool-{canary.new_canary()}"
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(path)
+        return str(link)
     return str(path)
 
 
@@ -211,7 +218,8 @@ class ToolJudge:
         answer = excerpt(results[plan.attacks[0].control.id])
         detail = (
             f"tool {plan.tool} reads no file through any string parameter: B's own file came back through none of "
-            f"{', '.join(slots)} (as a path, a file URL or a relative path), nor any of A's (it answered: {answer})"
+            f"{', '.join(slots)} (as a path, a file URL, a relative path or a link), nor any of A's "
+            f"(it answered: {answer})"
         )
         return self._nothing_found(detail)
 

@@ -43,11 +43,14 @@ def _judge(
 
 def test_each_string_is_driven_in_three_forms_beside_a_control(tmp_path: Path) -> None:
     own, theirs, plan = _setup(tmp_path)
-    assert [(a.form, a.control.args["file"], a.probe.args["file"]) for a in plan.attacks] == [
+    assert [(a.form, a.control.args["file"], a.probe.args["file"]) for a in plan.attacks[:3]] == [
         ("path", str(own.path), str(theirs[0].path)),
         ("file_url", own.path.as_uri(), theirs[0].path.as_uri()),
         ("relative", "own.txt", "../a/out.txt"),
     ]
+    linked = plan.attacks[3]  # a link in B's checkout, as a repository may carry one or B's shell make it
+    assert linked.form == "symlink" and Path(linked.probe.args["file"]).parent == tmp_path / "b" / "links"
+    assert Path(linked.probe.args["file"]).readlink() == theirs[0].path
 
 
 def test_a_canary_back_is_leaked(tmp_path: Path) -> None:
