@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fcntl
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -57,14 +58,25 @@ class ScenarioRuns:
     record: RunRecord
     done: dict[str, ScenarioRecord] = field(default_factory=dict)
     floor: bool = False  # jobs with empty scripts (`--boundary-floor`): the bench's floor, judged as nothing
+    paired_floor: bool = False  # each unit's floor right before it (`--boundary-paired-floor`), reported with it
+    started: int = 0  # units started so far (each gets a directory of its own)
 
     def get(self, key: str) -> ScenarioRecord:
         if key not in self.done:
-            self.done[key] = self._run(self.planned[key])
+            floor = self._run(self.planned[key], floor=True) if self.paired_floor else None
+            self.done[key] = self._run(self.planned[key], self.floor)
+            if floor is not None:
+                self.done[key].floor = {"wall_s": floor.wall_s, "jobs": [job.as_dict() for job in floor.jobs]}
             self.record.add(self.done[key])
         return self.done[key]
 
-    def _run(self, unit: Unit) -> ScenarioRecord:
+    def _run(self, unit: Unit, floor: bool) -> ScenarioRecord:
+        started = time.monotonic()
+        record = self._run_unit(unit, floor)
+        record.wall_s = round(time.monotonic() - started, 3)
+        return record
+
+    def _run_unit(self, unit: Unit, floor: bool) -> ScenarioRecord:
         scenario, runner, name = unit.scenario, unit.make_runner(), unit.scenario.name
         claimed = list(runner.denials) if scenario.checks_layers else []
         uncovered = scenario.not_covered(runner)
@@ -76,7 +88,8 @@ class ScenarioRuns:
             record.errors.append(uncovered)
             return record
         # Short: the path shows in jobs' paths, which may hold Unix sockets (srt's: 107 bytes at most).
-        directory = self.workdir / f"u{len(self.done)}"
+        directory = self.workdir / f"u{self.started}"
+        self.started += 1
         directory.mkdir(parents=True)
         (directory / "UNIT").write_text(unit.key + "\n")  # what a kept work directory holds, for a reader
         self.progress(f"[boundary] scenario {unit.key}: {scenario.title}")
@@ -87,7 +100,7 @@ class ScenarioRuns:
                 self._booted(directory) as host,
             ):
                 session = Session(name, server, directory, self.job_timeout_s, record.jobs)
-                session.progress, session.host, session.floor = self.progress, host, self.floor
+                session.progress, session.host, session.floor = self.progress, host, floor
                 session.health = HostHealth(host, (*DEFAULT_UNITS, *self.units))
                 session.health.take("at baseline")
                 try:

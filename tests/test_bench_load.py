@@ -67,9 +67,13 @@ def test_the_critical_path_counts_overlapping_jobs_once() -> None:
 def test_the_summary_gives_the_ratio_to_the_floor_and_the_harness_share() -> None:
     from boundary.suite.bench import summarise
 
-    report = {"scenarios": {"a": {"jobs": [{"started_at": 0.0, "wall_s": 60.0}], "results": []}}}
-    lines = summarise([100.0], [report], floor=[80.0])
-    assert "1.25× its floor" in lines[1] and "40% of wall time outside every job" in lines[3]
+    jobs = [{"started_at": 0.0, "wall_s": 60.0}]
+    checks = {
+        "a": {"jobs": jobs, "wall_s": 50.0, "floor": {"wall_s": 40.0}},
+        "b": {"wall_s": 25.0, "floor": {"wall_s": 20.0}},
+    }
+    lines = summarise([100.0], [{"scenarios": checks}])
+    assert "the checks 1.25× their floors" in lines[1] and "40% of wall time outside every job" in lines[3]
 
 
 def test_a_jobs_time_is_split_at_its_first_and_last_model_request() -> None:

@@ -179,6 +179,7 @@ def test_json_report_has_the_documented_shape(tmp_path: Path) -> None:
             "host",
         ),
         "errors",
+        "wall_s",
     }
     assert set(scenario["results"][0]) == {
         "scenario",
@@ -214,18 +215,16 @@ def test_bench_summary_reads_the_reports() -> None:
 
 
 def test_bench_names_the_check_that_costs_most_beyond_its_floor() -> None:
-    """Per check, the span of its jobs (overlapping jobs counted once) in the run and in its floor."""
+    """Per check, its wall time beside that of its floor, run right before it (`--boundary-paired-floor`)."""
     from boundary.suite.bench import check_lines
 
-    def report(spans: dict[str, list[tuple[float, float]]]) -> dict[str, Any]:
-        jobs = {k: [{"started_at": a, "wall_s": b - a} for a, b in v] for k, v in spans.items()}
-        return {"scenarios": {key: {"jobs": value} for key, value in jobs.items()}}
+    def check(wall: float, floor: float) -> dict[str, Any]:
+        return {"wall_s": wall, "floor": {"wall_s": floor}}
 
-    run = report({"opencode/sweep": [(0.0, 10.0), (2.0, 12.0)], "claude/tamper": [(0.0, 5.0)]})
-    floor = report({"opencode/sweep": [(0.0, 4.0), (1.0, 5.0)], "claude/tamper": [(0.0, 4.0)]})
-    lines = check_lines([run], [floor])
-    assert lines[1].split() == ["opencode/sweep", "12.0", "s", "floor", "5.0", "s", "+7.0", "s"]
-    assert lines[2].split()[0] == "claude/tamper" and lines[2].endswith("+1.0 s")
+    run = {"scenarios": {"opencode/sweep": check(12.0, 5.0), "claude/tamper": check(5.0, 4.0), "codex/x": {}}}
+    lines = check_lines([run])
+    assert lines[1].split() == ["opencode/sweep", "12.0", "s", "floor", "5.0", "s", "+7.0", "s", "(2.40×)"]
+    assert lines[2].split()[0] == "claude/tamper" and len(lines) == 3  # a check without a floor is not listed
 
 
 # --- one verdict everywhere: the exit status, the JSON, the terminal, markdown and HTML ---------------------

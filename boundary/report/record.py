@@ -37,6 +37,8 @@ class ScenarioRecord:
     not_applicable: list[str] = field(default_factory=list)  # tool kinds the agent lacks: their channels not tried
     not_offered: list[str] = field(default_factory=list)  # of those, the kinds the runner does not offer the model
     not_planted: dict[str, str] = field(default_factory=dict)  # target -> why the runner has none (its cells unplanned)
+    wall_s: float | None = None  # from its start to its verdicts
+    floor: dict[str, Any] | None = None  # its paired floor's wall time and jobs (`--boundary-paired-floor`)
 
     def layer_counts(self) -> dict[str, int]:
         """How many probes each claimed layer denied; a claimed layer that denied none is not shown to work."""
@@ -68,6 +70,8 @@ class ScenarioRecord:
             "layers": self.layer_counts() if self.checks_layers else None,
             "host": self.host,
             "errors": self.errors,
+            "wall_s": self.wall_s,
+            **({"floor": self.floor} if self.floor is not None else {}),
         }
 
 

@@ -1,10 +1,12 @@
 """`just bench`: run the live suite N times, serially and in parallel, and report where the time goes.
 
-Each mode also runs its **floor** N times: the same jobs under the same runner, host and tracing, with
-empty scripts (`--boundary-floor`), i.e. what the agents cost with no probe at all. It prints, per mode,
-wall time (min / median / max), the run as a ratio to its floor, the jobs' critical path (the time at
-least one job was running) and the harness's share of the wall time outside it, and the scripted
-model's latency per request (p50 / p99), all read from the runs' JSON reports. `just soak` runs the same
+Each check (a scenario for one agent) runs right after its **floor**: the same jobs under the same runner, host
+and tracing, with empty scripts (`--boundary-paired-floor`), i.e. what the agents cost with no probe at all, on
+the machine as it is that moment (a whole-run floor an hour apart measured the machine's mood more than the
+probes). It prints, per mode, wall time (min / median / max), the checks' time as a ratio to their floors', per
+check what the probes add, the jobs' critical path (the time at least one job was running) and the harness's
+share of the wall time outside it, and the scripted model's latency per request (p50 / p99), all read from the
+runs' JSON reports. `just soak` runs the same
 loop serially, without floors, and stops at the first run that fails, keeping that run's report, output
 and work directory. `--load` runs it all with every core kept busy (boundary.load), as on a shared CI runner.
 """
@@ -32,17 +34,17 @@ REPORTS = Path("reports")  # a failed run's evidence lands here, in the director
 
 
 def run_once(report: Path, extra: list[str], keep: bool = False, floor: bool = False) -> tuple[float, dict[str, Any]]:
-    """One run of the live suite; `keep`: keep its work directory if it fails (serial runs: one known pid).
-    A floor run fails by design (nothing is probed): it only has to report its jobs."""
+    """One run of the live suite; `keep`: keep its work directory if it fails (serial runs: one known pid);
+    `floor`: each check after its floor."""
     command = [sys.executable, "-m", "pytest", *pytest_args(), "-q"]
     command += ["--boundary-report", str(report), *extra, *(["--boundary-keep"] if keep else [])]
-    command += ["--boundary-floor"] if floor else []
+    command += ["--boundary-paired-floor"] if floor else []
     started = time.monotonic()
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as process:
         output, _ = process.communicate()
     wall = time.monotonic() - started
     workdirs = sorted(Path(tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}{process.pid}-*")) if keep else []
-    if not report.exists() or (process.returncode != 0 and not floor):
+    if not report.exists() or process.returncode != 0:
         kept = keep_evidence(report, output, workdirs)
         raise SystemExit(
             f"bench: the live suite failed (exit {process.returncode}) after {wall:.1f} s; kept: {kept}\n"
@@ -91,15 +93,24 @@ def critical_path(report: dict[str, Any]) -> float:
     return total
 
 
-def summarise(walls: list[float], reports: list[dict[str, Any]], floor: list[float] | None = None) -> list[str]:
+def floor_ratio(report: dict[str, Any]) -> float | None:
+    """The checks' wall time over their paired floors' (None: the run had no floors)."""
+    checks = [s for s in (report.get("scenarios") or {}).values() if s.get("floor") and s.get("wall_s")]
+    floors = sum(s["floor"]["wall_s"] for s in checks)
+    return sum(s["wall_s"] for s in checks) / floors if floors else None
+
+
+def summarise(walls: list[float], reports: list[dict[str, Any]]) -> list[str]:
     path = [critical_path(report) for report in reports]
     share = [(wall - busy) / wall for wall, busy in zip(walls, path, strict=True)]
-    versus = f", {statistics.median(walls) / statistics.median(floor):.2f}× its floor" if floor else ""
+    ratios = [r for r in map(floor_ratio, reports) if r is not None]
+    versus = f"; the checks {statistics.median(ratios):.2f}× their floors (median, paired per check)" if ratios else ""
     latencies = [x for report in reports for job in _parts(report, "jobs") for x in job.get("model_latencies_s", [])]
     probes = len(_parts(reports[0], "results"))
     return [
         f"runs: {len(walls)}, probes per run: {probes}, jobs per run: {len(_parts(reports[0], 'jobs'))}",
-        f"wall time:   min {min(walls):.1f} s, median {statistics.median(walls):.1f} s, max {max(walls):.1f} s{versus}",
+        f"wall time:   min {min(walls):.1f} s, median {statistics.median(walls):.1f} s, max {max(walls):.1f} s"
+        f"{' (floors included)' if ratios else ''}{versus}",
         f"jobs' critical path: median {statistics.median(path):.1f} s (the time at least one job was running)",
         f"harness:     median {statistics.median(share):.0%} of wall time outside every job (start, setup, hosts, "
         "planting, verdicts)",
@@ -110,26 +121,20 @@ def summarise(walls: list[float], reports: list[dict[str, Any]], floor: list[flo
     ]
 
 
-def check_spans(reports: list[dict[str, Any]]) -> dict[str, list[float]]:
-    """Per check (`agent/scenario`), per run: from its first job's start to its last job's end."""
-    spans: dict[str, list[float]] = {}
+def check_lines(reports: list[dict[str, Any]]) -> list[str]:
+    """Where a run's time goes beyond its floors', check by check (the costliest first)."""
+    run: dict[str, list[float]] = {}
+    floor: dict[str, list[float]] = {}
     for report in reports:
         for key, scenario in (report.get("scenarios") or {}).items():
-            jobs = [job for job in scenario.get("jobs") or [] if "started_at" in job]
-            if jobs:
-                end = max(job["started_at"] + job["wall_s"] for job in jobs)
-                spans.setdefault(key, []).append(end - min(job["started_at"] for job in jobs))
-    return spans
-
-
-def check_lines(reports: list[dict[str, Any]], floor_reports: list[dict[str, Any]]) -> list[str]:
-    """Where a run's time goes beyond its floor's, check by check (the costliest first)."""
-    run, floor = check_spans(reports), check_spans(floor_reports)
-    extra = {key: statistics.median(spans) - statistics.median(floor.get(key) or [0.0]) for key, spans in run.items()}
-    lines = ["per check: median span of its jobs, its floor's, and what the probes add"]
+            if scenario.get("floor") and scenario.get("wall_s"):
+                run.setdefault(key, []).append(scenario["wall_s"])
+                floor.setdefault(key, []).append(scenario["floor"]["wall_s"])
+    extra = {key: statistics.median(run[key]) - statistics.median(floor[key]) for key in run}
+    lines = ["per check: median wall time, its floor's, and what the probes add"]
     for key in sorted(run, key=lambda k: -extra[k]):
-        base = f"{statistics.median(floor[key]):.1f} s" if key in floor else "none"
-        lines.append(f"  {key:32} {statistics.median(run[key]):6.1f} s  floor {base:>8}  +{extra[key]:.1f} s")
+        real, base = statistics.median(run[key]), statistics.median(floor[key])
+        lines.append(f"  {key:32} {real:6.1f} s  floor {base:6.1f} s  +{extra[key]:.1f} s  ({real / base:.2f}×)")
     return lines
 
 
@@ -183,39 +188,26 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("runs", nargs="?", type=int, default=5)
     parser.add_argument("--serial-only", action="store_true", help="skip the parallel runs (as `just soak` does)")
     parser.add_argument("--load", action="store_true", help="keep every core busy meanwhile (a CPU burner per core)")
-    parser.add_argument("--no-floor", action="store_true", help="skip the floor runs (as `just soak` does)")
+    parser.add_argument("--no-floor", action="store_true", help="run no floors (as `just soak` does)")
     return parser.parse_known_args(argv)
 
 
 def run_mode(mode: str, runs: int, extra: list[str], scratch: Path, under: str, floor: bool) -> list[float]:
-    """N runs of the suite in this mode, each after a run of its floor (so both see the same machine)."""
+    """N runs of the suite in this mode, each check after its floor (so both see the same machine)."""
     walls: list[float] = []
-    floors: list[float] = []
-    reports, floor_reports = [], []
+    reports = []
     keep = not any(option in ("-n", "--numprocesses") for option in extra)  # xdist workers' pids are unknown here
     for index in range(runs):
-        if floor:
-            wall, report = run_once(scratch / f"{mode}-floor-{index}.json", extra, floor=True)
-            print(f"[bench] {mode} floor {index + 1}/{runs}{under}: {wall:.1f} s", flush=True)
-            floors.append(wall)
-            floor_reports.append(report)
-        wall, report = run_once(scratch / f"{mode}-{index}.json", extra, keep)
-        print(f"[bench] {mode} run {index + 1}/{runs}{under}: {wall:.1f} s", flush=True)
+        wall, report = run_once(scratch / f"{mode}-{index}.json", extra, keep, floor)
+        ratio = floor_ratio(report)
+        versus = f", the checks {ratio:.2f}× their floors" if ratio is not None else ""
+        print(f"[bench] {mode} run {index + 1}/{runs}{under}: {wall:.1f} s{versus}", flush=True)
         walls.append(wall)
         reports.append(report)
-    print(f"-- {mode}{under}", *summarise(walls, reports, floors or None), sep="\n")
-    if floors:
-        print(f"-- {mode} floor (empty scripts){under}", *summarise(floors, floor_reports)[:3], sep="\n")
-        print(*_floor_mismatch(reports[0], floor_reports[0]), *check_lines(reports, floor_reports), sep="\n")
+    print(f"-- {mode}{under}", *summarise(walls, reports), sep="\n")
+    if floor:
+        print(*check_lines(reports), sep="\n")
     return walls
-
-
-def _floor_mismatch(report: dict[str, Any], floor: dict[str, Any]) -> list[str]:
-    """A floor that ran fewer jobs than the run measures less than it should: say so."""
-    ran, floor_ran = len(_parts(report, "jobs")), len(_parts(floor, "jobs"))
-    if floor_ran == ran:
-        return []
-    return [f"[bench] warning: the floor ran {floor_ran} jobs, the run {ran}: the ratio understates the floor's"]
 
 
 def start_load(stack: ExitStack) -> str:

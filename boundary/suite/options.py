@@ -88,8 +88,13 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption(
         "--boundary-floor",
         action="store_true",
-        help="run every job with an empty script: no probe, so every cell fails; what the agents cost on their own "
-        "(`just bench` measures the run against it)",
+        help="run every job with an empty script: no probe, so every cell fails; what the agents cost on their own",
+    )
+    group.addoption(
+        "--boundary-paired-floor",
+        action="store_true",
+        help="before each scenario, run its floor (the same jobs with empty scripts) and report both wall times "
+        "(`just bench` measures each scenario against its own floor, on the same machine a moment before)",
     )
     group.addoption(
         "--boundary-keep",

@@ -189,6 +189,7 @@ def boundary_runs(pytestconfig: pytest.Config, boundary_record: RunRecord) -> It
         units=tuple(pytestconfig.getoption("--host-unit")),
         job_timeout_s=pytestconfig.getoption("--job-timeout"),
         floor=pytestconfig.getoption("--boundary-floor"),
+        paired_floor=pytestconfig.getoption("--boundary-paired-floor"),
         progress=progress_writer(pytestconfig),
         record=boundary_record,
     )
