@@ -594,6 +594,18 @@ def test_the_write_attack_goes_on_after_a_refusal_ends_its_job(pytester: pytest.
     assert secret["verdict"] == "DENIED", secret  # a rerun that ends on its call is no problem of the job
 
 
+def test_the_sweep_goes_on_after_a_refusal_ends_its_search(pytester: pytest.Pytester) -> None:
+    """Issue 28 item 9: the same runner, swept. Job B's searches outside its checkout are refused by opencode's
+    unanswered ask, which ends B; the rest run in new B jobs while A still holds its canaries, and the shared data
+    directory is LEAKED, named, where all 37 cells were INCONCLUSIVE ("job ended before its script did")."""
+    options = ("--agent", "opencode", "--scenario", "sweep")
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:OpencodeDefaults", *options)
+    assert result.ret == 1
+    results = scenario(report, "sweep")["results"]
+    assert any(r["verdict"] == "LEAKED" for r in results), [(r["target"], r["detail"]) for r in results][:5]
+    assert any(job["name"].endswith(".rerun1") for job in scenario(report, "sweep")["jobs"])
+
+
 AFTER_REMOVAL = ("--agent", "opencode", "--scenario", "after_removal")
 
 

@@ -169,7 +169,9 @@ class Sweep(Scenario):
             # Not before A's agent is up: two first starts of one account at once race on its state (opencode's
             # database migration failed one of them).
             proc.wait_until(lambda: _asked(session, job_a) or not thread.is_alive() or None, PLANT_TIMEOUT_S)
-            _, record = session.run(job_b, script_b)
+            # A refusal that ends B (`opencode run`'s unanswered ask) loses its batch: the rest runs in new B jobs,
+            # while A still holds its canaries.
+            _, record, _ = session.run_to_the_end(job_b, script_b)
             return record, thread.is_alive(), verified[0] if verified else None
         finally:
             (job_a.checkout / DONE_FLAG).touch()
