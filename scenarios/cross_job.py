@@ -59,9 +59,9 @@ class CrossJob(Scenario):
         calls = batched(runner.agent, controls, probes + secret_probes, home=job.checkout)
         script = Script()
         calls.add_to(script, runner.agent)
-        own, schemas = own_file(job), session.schemas_offered(JOB_A)
-        tools = plan_tools(schema_tools(runner), schemas, own, targets, job.checkout)
-        extra = plan_tools(undeclared_tools(runner, schemas), schemas, own, targets, job.checkout)
+        own, schemas, ids = own_file(job), session.schemas_offered(JOB_A), session.session_ids_of(JOB_A)
+        tools = plan_tools(schema_tools(runner), schemas, own, targets, job.checkout, ids)
+        extra = plan_tools(undeclared_tools(runner, schemas), schemas, own, targets, job.checkout, ids)
         script.add_calls([call for plan in tools + extra for call in plan.calls()], runner.agent.serial_tools)
         before = {t.name: t.presence() for t in targets}
         outcome, record, note = self.run_job_b(runner, session, job, script)

@@ -18,6 +18,10 @@ parameter and form names a file that does not exist in B's checkout. Where B's o
 answered differently, the tool tells files apart; A's file answered as B's own (their paths aside) is LEAKED — the
 tool reads A's files, and only the format kept the canary from coming back.
 
+Each free string also gets job A's session ids (what A's agent named its session in its requests' headers): a tool
+that takes a session up by id (opencode's `task` has a `task_id`) must not continue A's; its answer, and whatever
+that session then sends the model (the `context` cell), are searched for A's canaries.
+
 A tool with no free string is called once, its answer searched all the same. A tool the model is offered that the
 runner does not declare is attacked the same way; those share one cell (`undeclared_tools`), since the plan is made
 before any job shows what the model is offered.
@@ -26,7 +30,7 @@ before any job shows what the model is offered.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +47,7 @@ from boundary.verdict import Evidence, Finding, Verdict, judge
 CHANNEL = "any_parameter"
 UNDECLARED_CELL: Cell = ("undeclared_tools", CHANNEL)
 FORMS = ("path", "file_url", "relative", "symlink")
+MAX_SESSIONS = 2  # of A's session ids, per string (an agent names one; a subagent's would be another)
 
 
 def schema_tools(runner: Runner) -> list[str]:
@@ -88,14 +93,20 @@ class ToolPlan:
     cannot: str | None = None  # why the harness could not drive it
     bare: ToolCall | None = None  # a tool with no string to aim: called once, its answer searched all the same
     hosted: str | None = None  # the kind of tool the model's provider runs: no call of it reaches the job
+    by_session: list[ToolCall] = field(default_factory=list)  # A's session ids in each string: answers searched
 
     def calls(self) -> list[ToolCall]:
         pairs = [call for attack in self.attacks for call in (attack.control, attack.probe, attack.missing)]
-        return pairs + ([self.bare] if self.bare else [])
+        return pairs + self.by_session + ([self.bare] if self.bare else [])
 
 
 def plan_tools(
-    tools: list[str], schemas: dict[str, dict[str, Any]], own: Target, targets: list[Target], checkout: Path
+    tools: list[str],
+    schemas: dict[str, dict[str, Any]],
+    own: Target,
+    targets: list[Target],
+    checkout: Path,
+    sessions: list[str] | None = None,
 ) -> list[ToolPlan]:
     """Each tool's attacks; a tool not offered, or whose schema the harness cannot fill, has none and says why."""
     plans = []
@@ -107,13 +118,15 @@ def plan_tools(
             plans.append(ToolPlan(tool, [], hosted=kind))
             continue
         try:
-            plans.append(_plan(tool, schemas[tool], own, targets, checkout))
+            plans.append(_plan(tool, schemas[tool], own, targets, checkout, sessions or []))
         except CannotDrive as error:
             plans.append(ToolPlan(tool, [], f"the harness cannot drive tool {tool!r}: {error}"))
     return plans
 
 
-def _plan(tool: str, schema: dict[str, Any], own: Target, targets: list[Target], checkout: Path) -> ToolPlan:
+def _plan(
+    tool: str, schema: dict[str, Any], own: Target, targets: list[Target], checkout: Path, sessions: list[str]
+) -> ToolPlan:
     slots = string_slots(schema)
     missing = own.path.with_name(f"missing-{own.path.name}")
     if not slots:  # nothing to aim, but what it answers may still be A's (a tool that lists every session)
@@ -129,7 +142,12 @@ def _plan(tool: str, schema: dict[str, Any], own: Target, targets: list[Target],
             }
             control, probe, missing_call = (ToolCall(id, tool, arguments(schema, slot, v)) for id, v in given.items())
             attacks.append(Attack(slot, form, target, control, probe, missing_call, given))
-    return ToolPlan(tool, attacks)
+    by_session = [
+        ToolCall(f"tool-session{i}-{tool}-{slot_name(slot)}", tool, arguments(schema, slot, session))
+        for slot in slots
+        for i, session in enumerate(sessions[:MAX_SESSIONS])
+    ]
+    return ToolPlan(tool, attacks, by_session=by_session)
 
 
 def _named(path: Path, form: str, checkout: Path) -> str:

@@ -33,10 +33,15 @@ def server(tmp_path: Path) -> Iterator[ModelServer]:
         yield running
 
 
-def post(server: ModelServer, job: str, body: dict[str, Any]) -> tuple[int, list[dict[str, Any]]]:
+def post(
+    server: ModelServer, job: str, body: dict[str, Any], headers: dict[str, str] | None = None
+) -> tuple[int, list[dict[str, Any]]]:
     connection = UnixConnection(server.socket_path)
     connection.request(
-        "POST", f"/jobs/{job}/v1/chat/completions", json.dumps(body), {"Content-Type": "application/json"}
+        "POST",
+        f"/jobs/{job}/v1/chat/completions",
+        json.dumps(body),
+        {"Content-Type": "application/json", **(headers or {})},
     )
     response = connection.getresponse()
     text = response.read().decode()
@@ -82,6 +87,14 @@ def test_script_replays_steps_then_final_text(server: ModelServer) -> None:
     assert finish(second) == "stop"
     assert record.results == {"c1": "the result"} and record.finished and not record.errors
     assert record.offered == [frozenset({"read"}), frozenset({"read"})]
+
+
+def test_the_session_ids_a_request_names_in_its_headers_are_kept(server: ModelServer) -> None:
+    """opencode sends X-Session-Id, codex session_id: another job's tool may be handed them (tool attacks)."""
+    record = server.open_job("j", Script())
+    post(server, "j", {"messages": history()}, {"X-Session-Id": "ses_0123456789abcdef", "X-Request": "r-0123456789"})
+    post(server, "j", {"messages": history()}, {"session_id": "019a2407-83ae-7761-945c-1123d8604548", "x-s": "ab"})
+    assert record.session_ids == {"ses_0123456789abcdef", "019a2407-83ae-7761-945c-1123d8604548"}
 
 
 def test_retried_request_gets_the_same_step(server: ModelServer) -> None:

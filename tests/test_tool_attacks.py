@@ -119,6 +119,15 @@ def test_a_tool_not_offered_or_not_drivable_is_inconclusive_and_named(tmp_path: 
     assert judge.finding(missing).verdict is Verdict.INCONCLUSIVE
 
 
+def test_a_tool_given_a_session_id_of_a_s_that_answers_a_s_canary_is_leaked(tmp_path: Path) -> None:
+    """opencode's `task` takes a `task_id` that resumes a session: handed A's id, it must not continue A's."""
+    own, theirs, _ = _setup(tmp_path)
+    (plan,) = plan_tools(["read_text"], {"read_text": FILE_TOOL}, own, theirs, tmp_path / "b", ["ses_a", "ses_x", "s"])
+    assert [c.args["file"] for c in plan.by_session] == ["ses_a", "ses_x"]  # at most two per string
+    finding = _judge(own, theirs, plan, lambda c: f"resumed: {theirs[0].content}" if "session0" in c.id else "no")
+    assert finding.verdict is Verdict.LEAKED and "tool-session0-read_text-file got back" in finding.detail
+
+
 def test_a_hosted_tool_is_named_and_not_called(tmp_path: Path) -> None:
     """codex offers `web_search` by default: the model's provider runs it, and no call of it ever reaches the job."""
     own, theirs, _ = _setup(tmp_path)

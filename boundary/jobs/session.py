@@ -280,6 +280,11 @@ class Session:
         entry = self.server.lookup(f"{self.scenario}.{name}")
         return dict(entry[1].schemas) if entry else {}
 
+    def session_ids_of(self, name: str) -> list[str]:
+        """The session ids the agent of this scenario's job `name` named in its requests' headers."""
+        entry = self.server.lookup(f"{self.scenario}.{name}")
+        return sorted(entry[1].session_ids) if entry else []
+
     def problems_of(self, name: str, resumed: bool = False) -> list[str]:
         key = f"{self.scenario}.{name}" + (".resumed" if resumed else "")
         return next((job.problems for job in self.jobs if job.name == key), [f"job {key} never ran"])

@@ -27,11 +27,17 @@ class JobRecord:
     skipped: set[str] = field(default_factory=set)  # calls never asked for: what they would wait for already held
     bodies: list[bytes] = field(default_factory=list)  # every request, as sent: what the job's context carried
     ended_on: dict[str, str] = field(default_factory=dict)  # call id -> the agent's last words: its job ended on it
+    # What the agent named its session in request headers (opencode's X-Session-Id, codex's session_id, …): an id
+    # another job's tool may be handed to take that session up.
+    session_ids: set[str] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def note_body(self, raw: bytes) -> None:
+    def note_body(self, raw: bytes, headers: dict[str, str] | None = None) -> None:
+        """A request's body as sent, and the session ids its headers carry."""
+        named = {value for name, value in (headers or {}).items() if "session" in name.lower() and len(value) >= 8}
         with self._lock:
             self.bodies.append(raw)
+            self.session_ids |= named
 
     def note_request(self, tools: dict[str, dict[str, Any]] | None, latency_s: float) -> None:
         """A request came; `tools`: the tools it offered, by name, with their schemas (None: it offered none)."""
@@ -90,6 +96,7 @@ class JobRecord:
             self.skipped |= later.skipped
             self.errors += later.errors
             self.bodies += later.bodies
+            self.session_ids |= later.session_ids
 
     def offered_union(self) -> frozenset[str]:
         with self._lock:

@@ -105,7 +105,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._refuse()
             return
         script, record = entry
-        record.note_body(raw)
+        record.note_body(raw, dict(self.headers.items()))
         body = self._parse_json(raw, record)
         if body is None:
             return
