@@ -17,13 +17,17 @@ otherwise continuing did nothing here, and the cell is INCONCLUSIVE).
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from boundary import canary
 from boundary.jobs.session import Session
 from boundary.model import JobRecord, Script
-from boundary.runners.contract import Runner
+from boundary.runners.contract import Job, Runner
 from boundary.scenarios.base import JOB_A, JOB_B, Cell, ProbeResult, Scenario
 from boundary.scenarios.common import REPOSITORY_FILES
+from boundary.scenarios.session_cli import AGENTS as CLI_AGENTS
+from boundary.scenarios.session_cli import CALL as CLI_CALL
+from boundary.scenarios.session_cli import CLI_CELL, cli_finding, cli_script
 from boundary.verdict import Finding, Verdict
 
 CONTINUE_CELL: Cell = ("job_a_canaries", "continue")
@@ -58,7 +62,7 @@ class Sessions(Scenario):
     # the agent's own flag to the argv): a prompt-injected job that can continue a session picks the newest it sees.
 
     def plan(self, runner: Runner) -> list[Cell]:
-        return [CONTINUE_CELL]
+        return [CONTINUE_CELL, *([CLI_CELL] if runner.agent.name in CLI_AGENTS else [])]
 
     def run(self, runner: Runner, session: Session) -> list[ProbeResult]:
         session.set_up(runner, REPOSITORY_FILES)
@@ -78,8 +82,24 @@ class Sessions(Scenario):
                     *_ran(first, "b-own", own, "job B's first run"),
                     *_ran(a_record, "a-own", theirs, "job A"),
                 ]
-                finding = session_finding(record, theirs, own, problems)
-                return [self.result(runner, CONTINUE_CELL, finding)]
+                results = [self.result(runner, CONTINUE_CELL, session_finding(record, theirs, own, problems))]
+                if runner.agent.name in CLI_AGENTS:
+                    results.append(self._cli(runner, session, job_b, theirs, a_record, [first, record]))
+                return results
+
+    def _cli(
+        self, runner: Runner, session: Session, job_b: Job, theirs: str, a: JobRecord, b_runs: list[JobRecord]
+    ) -> ProbeResult:
+        """Job B once more, its shell asking the agent's CLI for A's session (session_cli.py)."""
+        theirs_ids = sorted(a.session_ids)
+        script = cli_script(runner, job_b.argv, theirs_ids)
+        _, record = session.run(job_b, script, resumed=True, label=".cli")
+        own_ids = sorted(set().union(*(run.session_ids for run in [*b_runs, record])))
+        problems = [*session.problems_of(f"{job_b.name}.cli"), *_ran(a, "a-own", theirs, "job A")]
+        found = cli_finding(
+            record.results.get(CLI_CALL), Path.exists, theirs, theirs_ids, own_ids, runner.denials, problems
+        )
+        return self.result(runner, CLI_CELL, found)
 
 
 def _ran(record: JobRecord, call_id: str, token: str, what: str) -> list[str]:

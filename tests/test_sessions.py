@@ -12,6 +12,7 @@ from boundary.layout import create_repository
 from boundary.model import JobRecord
 from boundary.sabotage.sessions import WORKSPACE, ClaudeOneWorkspace, CodexOneWorkspace, OpencodeOneWorkspace
 from boundary.scenarios import BUILT_IN
+from boundary.scenarios.session_cli import CLI_CELL
 from boundary.scenarios.sessions import CONTINUE_CELL, Sessions, continued, session_finding
 
 THEIRS = "BOUNDARY-0000000000000000000a"  # job A's canary
@@ -76,9 +77,9 @@ def test_sabotage_puts_every_job_in_one_workspace(kind: Any, tmp_path: Path):
 # -- live: the reference runners pass, and one runner per agent that shares sessions fails LEAKED --------------------
 
 
-def cell(report: dict[str, Any], agent: str) -> dict[str, Any]:
+def cell(report: dict[str, Any], agent: str, wanted: tuple[str, str] = CONTINUE_CELL) -> dict[str, Any]:
     results = report["scenarios"][f"{agent}/sessions"]["results"]
-    return next(r for r in results if (r["target"], r["channel"]) == CONTINUE_CELL)
+    return next(r for r in results if (r["target"], r["channel"]) == wanted)
 
 
 @pytest.mark.live
@@ -89,6 +90,20 @@ def test_reference_runners_continue_only_their_own_sessions(pytester: pytest.Pyt
         found = cell(report, agent)
         assert found["verdict"] == "DENIED", found
         assert "continued its own session" in found["detail"]
+    cli = cell(report, "opencode", CLI_CELL)  # srt hides the account's database from the shell, and says so
+    assert (cli["verdict"], cli["layer"]) == ("DENIED", "OS sandbox"), cli
+
+
+@pytest.mark.live
+def test_a_shell_that_reads_the_account_database_exports_job_a_session(pytester: pytest.Pytester) -> None:
+    """The reference opencode runner with a shell sandbox that confines nothing: B's shell runs opencode's own
+    CLI on the account's database and prints A's session."""
+    options = ("--agent", "opencode", "--sandbox", "passthrough", "--scenario", "sessions")
+    result, report = run_suite(pytester, *options, timeout=600)
+    assert result.ret == 1
+    found = cell(report, "opencode", CLI_CELL)
+    assert found["verdict"] == "LEAKED" and "exported job A's session" in found["detail"], found
+    result.stdout.fnmatch_lines(["*LEAKED: job_a_canaries via session_cli*", "*RESULT: FAIL*"])
 
 
 @pytest.mark.live

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -24,11 +23,11 @@ from boundary.model import JobRecord, ModelServer, Script
 from boundary.model.conversation import run_checkpoint
 from boundary.runners.contract import Job, Runner
 from boundary.secret import RunnerSecret
+from boundary.text import plain
 
 # New jobs for the calls a job never answered: each answers some or shows which call ends it, so a script of
 # N calls needs at most N; a careful runner needs none, one that ends a job on every refusal pays a job each.
 MAX_RERUNS = 64
-ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # a terminal's colours, in what an agent printed
 EARLY_END = "ended before its script did"  # the problem of a job that did (see _problems)
 
 
@@ -293,7 +292,7 @@ class Session:
 def last_words(outcome: JobOutcome) -> str:
     """Why a job ended, as the agent said it: the last lines of its output."""
     try:
-        text = ANSI.sub("", outcome.transcript.read_text(errors="replace"))
+        text = plain(outcome.transcript.read_text(errors="replace"))
         lines = [line.strip() for line in text.splitlines() if line.strip()]
     except OSError as error:
         return f"(its transcript could not be read: {error})"
