@@ -30,7 +30,8 @@ before any job shows what the model is offered.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ from boundary.probes import Target
 from boundary.runners.contract import Runner
 from boundary.scenarios.base import Cell
 from boundary.text import excerpt
-from boundary.verdict import Evidence, Finding, Verdict, judge
+from boundary.verdict import UNRECOGNISED, Evidence, Finding, Verdict, judge, recognise_layer
 
 CHANNEL = "any_parameter"
 UNDECLARED_CELL: Cell = ("undeclared_tools", CHANNEL)
@@ -94,6 +95,7 @@ class ToolPlan:
     bare: ToolCall | None = None  # a tool with no string to aim: called once, its answer searched all the same
     hosted: str | None = None  # the kind of tool the model's provider runs: no call of it reaches the job
     by_session: list[ToolCall] = field(default_factory=list)  # A's session ids in each string: answers searched
+    session_given: dict[str, str] = field(default_factory=dict)  # call id of by_session -> the session it names
 
     def calls(self) -> list[ToolCall]:
         pairs = [call for attack in self.attacks for call in (attack.control, attack.probe, attack.missing)]
@@ -142,12 +144,14 @@ def _plan(
             }
             control, probe, missing_call = (ToolCall(id, tool, arguments(schema, slot, v)) for id, v in given.items())
             attacks.append(Attack(slot, form, target, control, probe, missing_call, given))
-    by_session = [
-        ToolCall(f"tool-session{i}-{tool}-{slot_name(slot)}", tool, arguments(schema, slot, session))
+    session_given = {
+        f"tool-session{i}-{tool}-{slot_name(slot)}": (slot, session)
         for slot in slots
         for i, session in enumerate(sessions[:MAX_SESSIONS])
-    ]
-    return ToolPlan(tool, attacks, by_session=by_session)
+    }
+    by_session = [ToolCall(c, tool, arguments(schema, slot, session)) for c, (slot, session) in session_given.items()]
+    given = {c: session for c, (_, session) in session_given.items()}
+    return ToolPlan(tool, attacks, by_session=by_session, session_given=given)
 
 
 def _named(path: Path, form: str, checkout: Path) -> str:
@@ -193,6 +197,7 @@ class ToolJudge:
             if c.id in self.record.results
         }
         leaks = [self._leak(call, results[call.id]) for call in plan.calls() if call.id in results]
+        leaks += [self._continued(call, plan.session_given[call.id]) for call in plan.by_session]
         said = [leak for leak in leaks if leak]
         if said:
             return Finding(Verdict.LEAKED, "none", f"tool {plan.tool}: " + "; ".join(said))
@@ -208,9 +213,10 @@ class ToolJudge:
             detail = f"tool {plan.tool} takes no string to aim at a file; called with {plan.bare.arguments_json()}"
             return self._nothing_found(f"{detail}, it answered none of A's canaries: {excerpt(results[plan.bare.id])}")
         reading = [a for a in plan.attacks if self.own.content in results[a.control.id] or _tells_apart(a, results)]
-        if not reading:
-            return self._reads_nothing(plan, results)
-        return self._answered_as_own(plan, reading, results) or self._refused(plan, reading, results)
+        found = self._answered_as_own(plan, reading, results) or (
+            self._refused(plan, reading, results) if reading else self._reads_nothing(plan, results)
+        )
+        return self._with_sessions(found, plan, results)
 
     def undeclared(self, plans: list[ToolPlan], seen: bool) -> Finding:
         """The tools offered beyond the declared ones (the offered-tools check fails on each): the worst of their
@@ -230,6 +236,25 @@ class ToolJudge:
         typed = call.arguments_json()
         found = [t for t in canary.found(self.secrets, result) if t not in typed]
         return f"{call.id} got back {', '.join(found)}" if found else ""
+
+    def _with_sessions(self, found: Finding, plan: ToolPlan, results: dict[str, str]) -> Finding:
+        """A held cell says which layer refused A's session ids, where one did (opencode's guard refuses `task_id`)."""
+        refused = [
+            (call, layer)
+            for call in plan.by_session
+            if (layer := recognise_layer(results[call.id], self.runner.denials)) != UNRECOGNISED
+        ]
+        if found.verdict is not Verdict.DENIED or not refused:
+            return found
+        call, layer = refused[0]
+        note = f"given job A's session id, {call.id} was refused by the {layer}: {excerpt(results[call.id], 120)}"
+        return replace(found, detail=f"{found.detail}; {note}")
+
+    def _continued(self, call: ToolCall, session: str) -> str:
+        """Job B's agent, handed A's session id, ran a conversation of that session (its requests named it)."""
+        if not self.record.named_while_out(call.id, session):
+            return ""
+        return f"{call.id} continued job A's session {session} in job B (B's agent named it in requests to the model)"
 
     def _reads_nothing(self, plan: ToolPlan, results: dict[str, str]) -> Finding:
         slots = sorted({slot_name(a.slot) for a in plan.attacks})
@@ -288,9 +313,19 @@ def _tells_apart(attack: Attack, results: dict[str, str]) -> bool:
     return _unnamed(attack, attack.control, results) != _unnamed(attack, attack.missing, results)
 
 
+# What differs from one call to the next whatever file it names: ids (a session, a uuid, a hash: a word of letters and
+# digits), times, epoch stamps. Plain short numbers stay: a size or a line count may be how a tool tells files apart.
+VOLATILE = re.compile(
+    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?Z?"
+    r"|\b(?=[\w-]*[A-Za-z])(?=[\w-]*\d)[\w-]{8,}\b"
+    r"|\b\d{10,}\b"
+)
+
+
 def _unnamed(attack: Attack, call: ToolCall, results: dict[str, str]) -> str:
-    """A call's answer with the file it named taken out (as given, and by its name alone)."""
+    """A call's answer with the file it named taken out (as given, and by its name alone), and what varies from
+    call to call (VOLATILE)."""
     result, value = results[call.id], attack.given[call.id]
     for name in (value, Path(value).name):
         result = result.replace(name, "<file>")
-    return result
+    return VOLATILE.sub("<id>", result)

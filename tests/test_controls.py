@@ -231,6 +231,18 @@ def test_a_declared_fetching_tool_is_given_the_reach_places_urls(pytester: pytes
     assert all("tool web_get, url" in cell["detail"] for cell in cells.values()), cells
 
 
+def test_a_task_tool_that_continues_any_session_is_caught_and_named(pytester: pytest.Pytester) -> None:
+    """Issue 28: the task tool, handed job A's session id as `task_id`, continues A's session inside job B (the
+    reference guard refuses a task this job did not start): the tool's cell names it, the context cell finds A's
+    canaries in what that session sent the model."""
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:ContinuesAnyTask", *CROSS_JOB)
+    assert result.ret == 1
+    cells = {r["target"]: r for r in scenario(report)["results"] if r["channel"] in ("any_parameter", "context")}
+    assert cells["tool:task"]["verdict"] == "LEAKED", cells["tool:task"]
+    assert "task_id continued job A's session" in cells["tool:task"]["detail"]
+    assert cells["job_a_canaries"]["verdict"] == "LEAKED"
+
+
 def test_phoning_home_fails_the_network_check(pytester: pytest.Pytester) -> None:
     """A runner that lets opencode fetch its model catalog: the job tries DNS beyond loopback."""
     result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:PhonesHome", "-k", "reach_only_the_model", *CROSS_JOB)

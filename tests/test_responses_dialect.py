@@ -8,7 +8,7 @@ from typing import Any
 from boundary.model.conversation import schema_problems
 from boundary.model.dialect import Dialect
 from boundary.model.responses import CUSTOM_SCHEMA, Responses
-from boundary.model.schema_calls import HOSTED
+from boundary.model.schema_calls import DESCRIPTION, HOSTED
 from boundary.model.script import ToolCall
 
 EXEC_SCHEMA = {
@@ -62,7 +62,7 @@ def done_items(stream: list[str]) -> list[dict[str, Any]]:
 def test_tools_of_every_kind_are_offered() -> None:
     request = Responses().parse({"model": "gpt-5.5", "input": [USER], "tools": TOOLS, "stream": True})
     assert request.tools is not None
-    assert request.tools["exec_command"] == EXEC_SCHEMA
+    assert request.tools["exec_command"] == {**EXEC_SCHEMA, DESCRIPTION: "Runs a command"}  # kept for its lists
     assert request.tools["apply_patch"] == {**CUSTOM_SCHEMA, "format": PATCH_FORMAT}
     assert request.tools["tool_search"] == TOOLS[3]["parameters"]
     assert request.tools["web_search"] == {HOSTED: "web_search"}  # the provider runs it: nothing of the job's

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from boundary.model.schema_calls import CannotDrive, arguments, slot_name, string_slots
+from boundary.model.schema_calls import DESCRIPTION, CannotDrive, arguments, described, slot_name, string_slots
 
 # The shapes agents send (opencode's todowrite, Claude Code's optional strings, codex's numbers, an MCP $ref).
 TODOS = {
@@ -90,3 +90,40 @@ def test_a_default_or_an_example_fills_a_parameter_not_under_attack() -> None:
     }
     assert arguments(schema, ("path",), "/a") == {"path": "/a", "mode": "text", "agent": "general"}
     assert arguments(schema, ("mode",), "/a")["mode"] == "/a"
+
+
+# opencode 1.18.33's task tool, as it describes itself (its subagent_type takes only an agent's name).
+TASK = described(
+    {
+        "type": "object",
+        "properties": {
+            "description": {"type": "string", "description": "A short (3-5 words) description of the task"},
+            "prompt": {"type": "string", "description": "The task for the agent to perform"},
+            "subagent_type": {"type": "string", "description": "The type of specialized agent to use for this task"},
+            "task_id": {"type": "string", "description": "Resume a previous task by passing its task_id"},
+        },
+        "required": ["description", "prompt", "subagent_type"],
+    },
+    "Launch a new agent to handle complex tasks.\n\n"
+    "Available agent types and the tools they have access to:\n"
+    "- explore: Fast agent specialized for exploring codebases\n"
+    "- general: General-purpose agent for researching complex questions\n\n"
+    "When using the Task tool:\n- Launch agents concurrently\n",
+)
+
+
+def test_a_free_string_whose_values_the_tool_describes_takes_the_first_of_them() -> None:
+    """Else the tool refuses the filler ("Unknown agent type: boundary") and the slot under attack is never reached."""
+    built = arguments(TASK, ("task_id",), "ses_a")
+    assert built == {"description": "boundary", "prompt": "boundary", "subagent_type": "explore", "task_id": "ses_a"}
+    assert arguments(TASK, ("subagent_type",), "/a")["subagent_type"] == "/a"  # under attack, it still is one
+    assert ("subagent_type",) in string_slots(TASK)
+
+
+def test_a_list_under_a_heading_that_names_another_thing_is_left_alone() -> None:
+    tool = described(
+        {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+        "Reads a file.\nUsage notes:\n- offset: the line to start at\n- limit: how many lines\n",
+    )
+    assert arguments(tool, None) == {"path": "boundary"}
+    assert arguments({**tool, DESCRIPTION: 42}, None) == {"path": "boundary"}

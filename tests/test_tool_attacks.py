@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -175,6 +176,22 @@ def test_another_conversation_is_ended_and_the_script_goes_on() -> None:
     assert next_turn(script, request(["one"], ["one"]), record).calls == script.steps[1]
 
 
+def test_a_subagent_started_before_any_result_came_back_is_told_by_its_session() -> None:
+    """opencode's task runs its subagent while the first step's calls are still out: the subagent's requests name
+    its own session (X-Session-Id), the job's retried first turn names the job's."""
+    script, record = Script(), JobRecord("j")
+    script.add_step(call("one"))
+    script.add_step(call("two"))
+    own, subagent = frozenset({"ses_job0000b"}), frozenset({"ses_sub0000a"})
+    assert next_turn(script, replace(request([], []), sessions=own), record).calls == script.steps[0]
+    assert next_turn(script, replace(request([], []), sessions=subagent), record).text == OTHER_CONVERSATION
+    assert next_turn(script, replace(request([], []), sessions=own), record).calls == script.steps[0]  # a retry
+    assert next_turn(script, request([], []), record).calls == script.steps[0]  # no session named: a retry, too
+    assert next_turn(script, replace(request(["one"], ["one"]), sessions=own), record).calls == script.steps[1]
+    # Another job's session, continued by a task tool: its calls share the script's ids, its session is not B's.
+    assert next_turn(script, replace(request(["one"], ["one"]), sessions=subagent), record).text == OTHER_CONVERSATION
+
+
 def test_a_script_that_serves_subagents_is_given_their_conversations() -> None:
     """escalation's task channels script the subagent itself: its conversation is not ended."""
 
@@ -197,3 +214,39 @@ def test_nothing_found_by_a_job_with_problems_proves_nothing(tmp_path: Path) -> 
     assert judge.finding(plan).verdict is Verdict.INCONCLUSIVE
     found = judge.undeclared([], seen=True)
     assert found.verdict is Verdict.INCONCLUSIVE and "timed out" in found.detail
+
+
+def test_ids_and_times_that_differ_from_call_to_call_do_not_tell_files_apart(tmp_path: Path) -> None:
+    """opencode's `task` names the subagent's new session in every answer: no file was looked at for that."""
+    own, theirs, plan = _setup(tmp_path)
+    answers = iter(range(1000))
+
+    def task(call: Any) -> str:
+        n = next(answers)
+        return f'<task id="ses_{n:04d}dbece9b0bffe9ng36KZ" at="2026-12-04T13:0{n % 10}:00Z" t="{1733312345000 + n}">'
+
+    finding = _judge(own, theirs, plan, task)
+    assert (finding.verdict, finding.layer) == (Verdict.DENIED, "n/a") and "reads no file" in finding.detail
+    sized = _judge(own, theirs, plan, lambda c: "0 lines" if "missing" in c.id else "12 lines")  # a count stays
+    assert sized.verdict is Verdict.LEAKED and "answered as B's own file" in sized.detail
+
+
+def test_a_tool_that_continues_a_s_session_in_b_is_leaked_by_name(tmp_path: Path) -> None:
+    """opencode's `task` handed A's session as `task_id` continues it: a request of job B names A's session while
+    that call is out (its answer says nothing of A's; what that session sent the model does)."""
+    own, theirs, _ = _setup(tmp_path)
+    (plan,) = plan_tools(["read_text"], {"read_text": FILE_TOOL}, own, theirs, tmp_path / "b", ["ses_a_session"])
+    record = JobRecord("b")
+    (call_a,) = plan.by_session
+    record.note_issued([c.id for c in plan.calls()])
+    record.note_body(b"{}", {"X-Session-Id": "ses_b_own_session"})  # B's own conversation: nothing
+    record.note_body(b"{}", {"X-Session-Id": "ses_a_session"})  # A's, run by B's agent
+    record.note_results({c.id: "done" for c in plan.calls()})
+    secrets = [t.content for t in theirs]
+    finding = ToolJudge(_runner(), record, own, secrets, {"saved_output": None}, frozenset(), []).finding(plan)
+    assert finding.verdict is Verdict.LEAKED and f"{call_a.id} continued job A's session ses_a" in finding.detail
+    before = JobRecord("b")  # A's session named before the call was made: not this tool's doing
+    before.note_body(b"{}", {"X-Session-Id": "ses_a_session"})
+    before.note_issued([c.id for c in plan.calls()])
+    before.note_results({c.id: "done" for c in plan.calls()})
+    assert ToolJudge(_runner(), before, own, secrets, {}, frozenset(), []).finding(plan).verdict is Verdict.DENIED

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 
 from boundary.model.dialect import ModelRequest, sse, text_of
+from boundary.model.schema_calls import described
 from boundary.model.script import ToolCall
 
 
@@ -18,7 +19,7 @@ class ChatCompletions:
     def parse(self, body: dict[str, Any]) -> ModelRequest:
         tools = None
         if body.get("tools"):
-            tools = {t["function"]["name"]: t["function"].get("parameters") or {} for t in body["tools"]}
+            tools = {t["function"]["name"]: _schema(t["function"]) for t in body["tools"]}
         issued: set[str] = set()
         results: dict[str, str] = {}
         for message in body.get("messages", []):
@@ -51,3 +52,7 @@ def _chunk(delta: dict[str, Any], finish: str | None = None) -> str:
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
     }
     return sse(None, payload)
+
+
+def _schema(function: dict[str, Any]) -> dict[str, Any]:
+    return described(function.get("parameters") or {}, function.get("description"))

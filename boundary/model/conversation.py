@@ -28,9 +28,7 @@ OTHER_CONVERSATION = "boundary: this conversation is not the job's script; it en
 def next_turn(script: Script, request: ModelRequest, record: JobRecord) -> Turn:
     if request.tools is None:
         return Turn(text="boundary probe job")  # e.g. the session title request
-    if not request.issued_ids and record.results_so_far() and not script.serves_subagents:
-        # It holds none of the calls already answered: another conversation of the agent's (a task or agent tool's
-        # subagent), not a retry of the job's first turn. Ending it at once keeps the script in the job's own one.
+    if _another_conversation(script, request, record):
         return Turn(text=OTHER_CONVERSATION)
     record.note_results({k: v for k, v in request.results.items() if k in set(script.call_ids())})
     while True:
@@ -50,6 +48,20 @@ def next_turn(script: Script, request: ModelRequest, record: JobRecord) -> Turn:
     return Turn(text=script.final_text)
 
 
+def _another_conversation(script: Script, request: ModelRequest, record: JobRecord) -> bool:
+    """A request from another conversation of the agent's (a task or agent tool's subagent), not the job's own: it
+    names another session than the job's own, or it holds none of the calls given so far once a result came back
+    (a retry of the job's first turn holds none either, but comes before any). A subagent may continue an old
+    session whose calls share the script's ids (a task tool handed another job's session): its session tells it
+    apart. Ending it at once keeps the script in the job's own conversation."""
+    if script.serves_subagents:
+        return False
+    own = record.own_sessions
+    if own and request.sessions and own.isdisjoint(request.sessions):
+        return True
+    return not request.issued_ids and bool(record.results_so_far())
+
+
 def _next_step(script: Script, request: ModelRequest, record: JobRecord) -> list[ToolCall] | None:
     """The first step not yet issued nor passed over (an empty list: its calls do not fit the agent's tools);
     None when every step is."""
@@ -64,7 +76,7 @@ def _next_step(script: Script, request: ModelRequest, record: JobRecord) -> list
             record.note_error(problem)
         if problems:
             return []
-        record.note_issued([call.id for call in step])
+        record.note_issued([call.id for call in step], request.sessions)
         return step
     return None
 

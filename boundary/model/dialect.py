@@ -22,6 +22,7 @@ class ModelRequest:
     tools: dict[str, dict[str, Any]] | None  # name -> JSON schema of its parameters; None: a request without tools
     issued_ids: frozenset[str]  # tool-call ids of earlier assistant turns
     results: dict[str, str]  # tool-call id -> the result the agent sent back
+    sessions: frozenset[str] = frozenset()  # the session ids its headers name (set by the server)
 
 
 class Dialect(Protocol):

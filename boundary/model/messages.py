@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 
 from boundary.model.dialect import ModelRequest, sse, text_of
+from boundary.model.schema_calls import described
 from boundary.model.script import ToolCall
 
 USAGE = {"input_tokens": 1, "output_tokens": 1}
@@ -21,7 +22,8 @@ class Messages:
     def parse(self, body: dict[str, Any]) -> ModelRequest:
         tools = None
         if body.get("tools"):
-            tools = {t["name"]: t.get("input_schema") or {} for t in body["tools"] if "name" in t}
+            offered = [t for t in body["tools"] if "name" in t]
+            tools = {t["name"]: described(t.get("input_schema") or {}, t.get("description")) for t in offered}
         issued: set[str] = set()
         results: dict[str, str] = {}
         for message in body.get("messages", []):

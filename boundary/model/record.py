@@ -30,14 +30,19 @@ class JobRecord:
     # What the agent named its session in request headers (opencode's X-Session-Id, codex's session_id, …): an id
     # another job's tool may be handed to take that session up.
     session_ids: set[str] = field(default_factory=set)
+    own_sessions: frozenset[str] = frozenset()  # those of the request the script's first step answered
+    session_seen_at: dict[str, float] = field(default_factory=dict)  # session id -> first named (monotonic)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def note_body(self, raw: bytes, headers: dict[str, str] | None = None) -> None:
-        """A request's body as sent, and the session ids its headers carry."""
+    def note_body(self, raw: bytes, headers: dict[str, str] | None = None) -> frozenset[str]:
+        """A request's body as sent, and the session ids its headers carry (returned)."""
         named = {value for name, value in (headers or {}).items() if "session" in name.lower() and len(value) >= 8}
         with self._lock:
             self.bodies.append(raw)
             self.session_ids |= named
+            for session in named:
+                self.session_seen_at.setdefault(session, time.monotonic())
+        return frozenset(named)
 
     def note_request(self, tools: dict[str, dict[str, Any]] | None, latency_s: float) -> None:
         """A request came; `tools`: the tools it offered, by name, with their schemas (None: it offered none)."""
@@ -49,8 +54,10 @@ class JobRecord:
                 self.offered.append(frozenset(tools))
                 self.schemas = {**tools, **self.schemas}
 
-    def note_issued(self, call_ids: list[str]) -> None:
+    def note_issued(self, call_ids: list[str], sessions: frozenset[str] = frozenset()) -> None:
+        """Calls the script gave the job; `sessions`: what the request named, the job's own if first to."""
         with self._lock:
+            self.own_sessions = self.own_sessions or sessions
             for call_id in call_ids:
                 self.issued_at.setdefault(call_id, time.monotonic())
 
@@ -72,6 +79,14 @@ class JobRecord:
             for call_id in results:
                 self.answered_at.setdefault(call_id, time.monotonic())
             self.results.update(results)
+
+    def named_while_out(self, call_id: str, session: str) -> bool:
+        """A request named `session` between the call's issue and its result: the call started that session's
+        conversation in this job (a tool that continues a session by id)."""
+        with self._lock:
+            seen, issued = self.session_seen_at.get(session), self.issued_at.get(call_id)
+            answered = self.answered_at.get(call_id, float("inf"))
+            return seen is not None and issued is not None and issued <= seen <= answered
 
     def call_duration_s(self, call_id: str) -> float | None:
         """From the step that issued the call to the request that brought its result back."""

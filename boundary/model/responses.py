@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 
 from boundary.model.dialect import ModelRequest, sse, text_of
-from boundary.model.schema_calls import HOSTED
+from boundary.model.schema_calls import HOSTED, described
 from boundary.model.script import ToolCall
 
 USAGE = {
@@ -132,13 +132,14 @@ def _tools(offered: Any) -> dict[str, dict[str, Any]] | None:
             continue
         kind = tool.get("type")
         if kind == "function":
-            tools[tool["name"]] = tool.get("parameters") or {}
+            tools[tool["name"]] = described(tool.get("parameters") or {}, tool.get("description"))
         elif kind == "custom":
             tools[tool["name"]] = {**CUSTOM_SCHEMA, "format": tool.get("format") or {}}
         elif kind == "namespace":  # a group of function tools (e.g. an MCP server's): offered as namespace.name
             for inner in tool.get("tools") or []:
                 if isinstance(inner, dict) and "name" in inner:
-                    tools[f"{tool.get('name')}.{inner['name']}"] = inner.get("parameters") or {}
+                    schema = described(inner.get("parameters") or {}, inner.get("description"))
+                    tools[f"{tool.get('name')}.{inner['name']}"] = schema
         elif kind in HOSTED_TYPES:
             tools[str(kind)] = {HOSTED: kind}
         else:  # built-in tools codex runs itself (tool_search, ...): offered under their type

@@ -9,6 +9,7 @@ item), so strings nested in objects and arrays are driven too.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 Schema = dict[str, Any]
@@ -26,6 +27,20 @@ def hosted(schema: Schema) -> str | None:
     """The kind of hosted tool this schema stands for (None: the agent runs it)."""
     kind = schema.get(HOSTED)
     return str(kind) if kind else None
+
+
+# Set by a dialect on every tool's schema: the tool's own description, where it may list the values a free string
+# takes ("Available agent types …:\n- explore: …" for a subagent's `subagent_type`).
+DESCRIPTION = "x-boundary-description"
+# A heading line that ends with a colon, then the items of its list, each `- name: what it is`.
+ITEM = re.compile(r"[ \t]*[-*][ \t]+`?(?P<name>[\w.-]+)`?[ \t]*:")
+LISTING = re.compile(r"^(?P<heading>[^\n]*):[ \t]*\n(?P<items>(?:[ \t]*[-*][ \t]+`?[\w.-]+`?[ \t]*:.*(?:\n|$))+)", re.M)
+COMMON_WORDS = frozenset("a an and are as at be by for from have in is it of on or the they this to use with".split())  # noqa: SIM905
+
+
+def described(schema: Schema, description: Any) -> Schema:
+    """`schema` carrying the tool's description (for the values it lists), if the agent sent one."""
+    return {**schema, DESCRIPTION: description} if isinstance(description, str) and description else schema
 
 
 class CannotDrive(ValueError):
@@ -116,8 +131,31 @@ def _object(root: Schema, schema: Schema, slot: Slot | None, value: str, depth: 
         if name not in properties:
             raise CannotDrive(f"it requires {name!r}, which its schema does not describe")
         below = slot[1:] if slot and slot[0] == name else None
-        built[name] = _build(root, properties[name], below, value, depth + 1)
+        listed = _listed_value(root, name, properties[name]) if below is None else None
+        built[name] = listed if listed is not None else _build(root, properties[name], below, value, depth + 1)
     return built
+
+
+def _listed_value(root: Schema, name: str, schema: Schema) -> str | None:
+    """For a free string the tool's description lists values for (under a heading that shares a word with the
+    parameter's name), the first of them: a tool that takes only those would refuse the filler, and
+    the parameter under attack would never be reached."""
+    description = root.get(DESCRIPTION)
+    if not isinstance(description, str) or not isinstance(schema, dict) or _type(schema) != "string":
+        return None
+    if "enum" in schema or "const" in schema or "default" in schema:
+        return None
+    about = _words(name)  # the name alone: descriptions share words too freely ("the task for the agent")
+    for listing in LISTING.finditer(description):
+        if _words(listing["heading"]) & about:
+            return ITEM.match(listing["items"])["name"]  # type: ignore[index]
+    return None
+
+
+def _words(text: str) -> set[str]:
+    """The words of `text`, lower case, a plural's s dropped, common words left out."""
+    words = {w.lower().removesuffix("s") for w in re.split(r"[^A-Za-z]+", text) if len(w) > 1}
+    return words - COMMON_WORDS
 
 
 def _array(root: Schema, schema: Schema, slot: Slot | None, value: str, depth: int) -> list[Any]:

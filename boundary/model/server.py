@@ -13,6 +13,7 @@ import os
 import socketserver
 import threading
 import time
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
@@ -105,7 +106,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._refuse()
             return
         script, record = entry
-        record.note_body(raw, dict(self.headers.items()))
+        sessions = record.note_body(raw, dict(self.headers.items()))
         body = self._parse_json(raw, record)
         if body is None:
             return
@@ -113,7 +114,7 @@ class _Handler(BaseHTTPRequestHandler):
         if side is not None:
             self._send_json(side)
             return
-        request = dialect.parse(body)
+        request = replace(dialect.parse(body), sessions=sessions)
         turn = next_turn(script, request, record)
         events = dialect.stream_tool_calls(turn.calls) if turn.calls else dialect.stream_text(turn.text)
         record.note_request(

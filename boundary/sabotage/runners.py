@@ -110,6 +110,18 @@ class DeclaredFetchTool(OpencodeRunner):
         return {"mcp": {"web": _local_mcp("boundary.sabotage.mcp_fetch")}}
 
 
+class ContinuesAnyTask(OpencodeRunner):
+    """The reference runner whose guard lets `task` continue any session by id (`task_id`), as opencode itself does:
+    the task tool runs in the agent process, and the account's database holds every job's sessions, so job B
+    handed job A's session id takes A's conversation up (issue 28)."""
+
+    name = "continues-any-task"
+
+    def plugins(self, paths: JobPaths) -> list[Any]:
+        [[uri, options]] = super().plugins(paths)
+        return [[uri, {**options, "continueAnyTask": True}]]
+
+
 def _local_mcp(module: str) -> dict[str, Any]:
     """opencode's config of a stdio MCP server that runs this package's `module`."""
     package_root = str(Path(__file__).resolve().parents[2])

@@ -7,6 +7,9 @@
 //    the OS sandbox around the shell does not apply to them): reading may reach
 //    `roots`, writing only `writeRoots`, and never a `protected` path (what
 //    configures the agent or the runner's git: a job must not rewrite its own rules).
+// 3. Refuses a `task` call that continues a session (`task_id`) this job's own
+//    task calls did not start: the task tool runs in the unconfined server, and
+//    with the account's shared database it would take up another job's session.
 import fs from "node:fs"
 import path from "node:path"
 
@@ -46,10 +49,18 @@ export const BoundaryGuard = async ({ directory }, options = {}) => {
   const refuse = (why) => {
     throw new Error(`boundary guard: ${why}`)
   }
+  const ownTasks = new Set() // the sessions this job's task calls started: the only ones it may continue
   return {
+    "tool.execute.after": async ({ tool }, output) => {
+      const started = output?.metadata?.sessionId
+      if (tool === "task" && typeof started === "string") ownTasks.add(started)
+    },
     "tool.execute.before": async ({ tool }, output) => {
       if (forbidden.some((re) => re.test(tool))) refuse(`tool ${tool} is not allowed`)
       const args = output.args ?? {}
+      if (tool === "task" && args.task_id && !ownTasks.has(args.task_id) && options.continueAnyTask !== true) {
+        refuse(`task ${args.task_id} was not started by this job: it may not continue it`)
+      }
       if (tool === "apply_patch" || tool === "patch") refuse(`${tool} names its paths inside a patch: not allowed`)
       const candidates = PATH_ARGS.filter((key) => typeof args[key] === "string").map((key) => args[key])
       if (typeof args.pattern === "string" && args.pattern.startsWith("/") && tool === "glob") candidates.push(globBase(args.pattern))

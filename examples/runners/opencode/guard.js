@@ -9,7 +9,10 @@
 //   2. resolves the path a file tool names, symlinks included, and refuses it outside the job's roots:
 //      reading may reach `roots` (checkout and data directory), writing only `writeRoots` (the checkout),
 //      and never a `protected` path (what configures the agent, and git's hooks and config: a job must
-//      not rewrite its own rules, or the code the runner's next git command runs).
+//      not rewrite its own rules, or the code the runner's next git command runs);
+//   3. refuses a `task` call that continues a session (`task_id`) the job's own task calls did not start:
+//      the task tool runs in the agent process, and the account's shared database holds every job's
+//      sessions, so a job handed another's session id would take that session up.
 //
 // Every refusal starts with "runner guard:", the text the runner's `describe` names for this layer.
 //
@@ -73,10 +76,17 @@ export const RunnerGuard = async ({ directory }, options = {}) => {
   const writeRoots = (options.writeRoots ?? options.roots ?? []).map(realpathLoose)
   const protectedPaths = (options.protected ?? []).map(realpathLoose)
   const forbidden = (options.forbiddenTools ?? []).map(globToRegExp)
+  const ownTasks = new Set() // the sessions this job's task calls started: the only ones it may continue
 
   return {
+    "tool.execute.after": async ({ tool }, output) => {
+      const started = output?.metadata?.sessionId
+      if (tool === "task" && typeof started === "string") ownTasks.add(started)
+    },
     "tool.execute.before": async ({ tool }, output) => {
       if (forbidden.some((pattern) => pattern.test(tool))) refuse(`tool ${tool} is not allowed`)
+      const taskId = output.args?.task_id
+      if (tool === "task" && taskId && !ownTasks.has(taskId)) refuse(`task ${taskId} was not started by this job`)
       // A patch names its files inside its text, where no argument check can see them.
       if (PATCH_TOOLS.has(tool)) refuse(`${tool} names its paths inside a patch: not allowed`)
       const writing = WRITE_TOOLS.has(tool)
