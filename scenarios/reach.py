@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
-from typing import Any
 
 from boundary import canary, verdict
 from boundary.agents.base import channel_tools
@@ -54,6 +53,7 @@ from boundary.reach.places import (
     places,
     probed_destinations,
     python,
+    redirect,
     served,
     set_aside,
     unservable,
@@ -108,7 +108,7 @@ class Reach(Scenario):
             with served(pod, root, targets, public):
                 before = from_outside(pod, client, interpreter, targets)
                 script = self._script(runner, interpreter, public, targets)
-                self._then_any_tool(script, runner, urls, lambda: session.schemas_offered(JOB_B), targets)
+                self._then_any_tool(script, runner, urls, session, public, targets)
                 _, record = session.run(job, script)
                 after = from_outside(pod, client, interpreter, targets)
         results = {call: runner.agent.full_result(text) for call, text in record.results.items()}
@@ -121,17 +121,25 @@ class Reach(Scenario):
 
     @staticmethod
     def _then_any_tool(
-        script: Script,
-        runner: Runner,
-        urls: UrlPlan,
-        schemas: Callable[[], dict[str, dict[str, Any]]],
-        targets: list[Place],
+        script: Script, runner: Runner, urls: UrlPlan, session: Session, public: Public, targets: list[Place]
     ) -> None:
         """Once the script's calls are back, what job B is offered is known: every tool no channel drives gets
-        the HTTP places' URLs (its own steps, added to the script)."""
+        the HTTP places' URLs (its own steps, added to the script); once those are back, each parameter that
+        fetched the public page goes again through the public place's redirects."""
         driven = set(channel_tools(runner.agent)) | {name for name in FETCH_TOOLS if name in runner.expected_tools()}
-        fetched = [p for p in targets if p.name in FETCHED]
-        script.checkpoint(lambda: script.add_calls(urls.make(schemas(), driven, fetched), runner.agent.serial_tools))
+        fetched, serial = [p for p in targets if p.name in FETCHED], runner.agent.serial_tools
+
+        def follow() -> None:
+            results = {c: runner.agent.full_result(text) for c, text in session.results_of(JOB_B).items()}
+            script.add_calls(urls.follow(results, public.token, fetched), serial)
+
+        def plan() -> None:
+            calls = urls.make(session.schemas_offered(JOB_B), driven, fetched)
+            script.add_calls(calls, serial)
+            if calls:
+                script.checkpoint(follow)
+
+        script.checkpoint(plan)
 
     def _script(self, runner: Runner, interpreter: str, public: Public, targets: list[Place]) -> Script:
         agent, fetch = runner.agent, fetch_tool(runner)
@@ -148,7 +156,7 @@ class Reach(Scenario):
             for place in (p for p in targets if p.name in FETCHED):
                 probes += [
                     fetch(f"webfetch-{place.name}", place.url),
-                    fetch(f"webfetch_redirect-{place.name}", public.redirect(place)),
+                    fetch(f"webfetch_redirect-{place.name}", redirect(place)),
                 ]
         script = Script()
         script.add_calls(controls, agent.serial_tools)  # every control before any probe

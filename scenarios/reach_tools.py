@@ -21,7 +21,7 @@ from typing import Any
 from boundary.model import ToolCall
 from boundary.model.schema_calls import CannotDrive, Slot, arguments, hosted, slot_name, string_slots
 from boundary.reach.judge import Control, judge_refusal, leak
-from boundary.reach.places import PUBLIC, Place
+from boundary.reach.places import FOLLOWED, PUBLIC, Place, redirect
 from boundary.text import excerpt
 from boundary.verdict import Finding, Verdict
 
@@ -36,10 +36,11 @@ class UrlAttack:
     slot: Slot
     control: ToolCall
     probes: dict[str, ToolCall]  # place name -> the call naming its URL
+    via: str = ""  # how the URLs reach the place: "" straight, else through what
 
     @property
     def where(self) -> str:
-        return f"tool {self.tool}, {slot_name(self.slot)}"
+        return f"tool {self.tool}, {slot_name(self.slot)}" + (f" ({self.via})" if self.via else "")
 
 
 @dataclass
@@ -50,16 +51,30 @@ class UrlPlan:
     tools: list[str] = field(default_factory=list)
     attacks: list[UrlAttack] = field(default_factory=list)
     cannot: list[str] = field(default_factory=list)  # why a tool could not be driven
+    redirected: list[UrlAttack] = field(default_factory=list)  # the parameters that fetched, again through a 302
+    schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def make(self, schemas: dict[str, dict[str, Any]], driven: set[str], places: list[Place]) -> list[ToolCall]:
         """Plan every tool offered but `driven` (by a channel) and not hosted; the calls to add, controls first."""
-        self.made, self.tools = True, sorted(t for t in schemas if t not in driven and not hosted(schemas[t]))
+        self.made, self.schemas = True, schemas
+        self.tools = sorted(t for t in schemas if t not in driven and not hosted(schemas[t]))
         for tool in self.tools:
             try:
                 self.attacks += _attacks(tool, schemas[tool], places)
             except CannotDrive as error:
                 self.cannot.append(f"the harness cannot drive tool {tool!r}: {error}")
-        return [a.control for a in self.attacks] + [p for a in self.attacks for p in a.probes.values()]
+        return _calls(self.attacks)
+
+    def follow(self, results: dict[str, str], public: str, places: list[Place]) -> list[ToolCall]:
+        """Each parameter that fetched the public page, again through the public place's redirects: its own page
+        first (the control: does the tool follow a 302 at all), then each place (a tool that checks the URL it is
+        given but follows where it leads). The calls to add."""
+        fetching = [a for a in self.attacks if public in results.get(a.control.id, "")]
+        self.redirected = [_redirected(a, self.schemas[a.tool], places) for a in fetching]
+        return _calls(self.redirected)
+
+    def all(self) -> list[UrlAttack]:
+        return self.attacks + self.redirected
 
 
 def _attacks(tool: str, schema: dict[str, Any], places: list[Place]) -> list[UrlAttack]:
@@ -72,21 +87,35 @@ def _attacks(tool: str, schema: dict[str, Any], places: list[Place]) -> list[Url
     return attacks
 
 
+def _redirected(attack: UrlAttack, schema: dict[str, Any], places: list[Place]) -> UrlAttack:
+    name = f"{attack.tool}-{slot_name(attack.slot)}"
+    control = ToolCall(f"any_tool_redirect-control-{name}", attack.tool, arguments(schema, attack.slot, FOLLOWED))
+    probes = {
+        p.name: ToolCall(f"any_tool_redirect-{p.name}-{name}", attack.tool, arguments(schema, attack.slot, redirect(p)))
+        for p in places
+    }
+    return UrlAttack(attack.tool, attack.slot, control, probes, via="through a 302 from the public place")
+
+
+def _calls(attacks: list[UrlAttack]) -> list[ToolCall]:
+    return [a.control for a in attacks] + [p for a in attacks for p in a.probes.values()]
+
+
 def judge_place(
     plan: UrlPlan, place: Place, results: dict[str, str], public: str, problems: list[str], denials: Any
 ) -> Finding:
     """The `any_tool` cell of one HTTP place."""
     if not plan.made:
         return Finding(Verdict.INCONCLUSIVE, "", "; ".join([*problems, "job B never showed what tools it is offered"]))
-    said = [f"{a.where}: {found}" for a in plan.attacks if (found := leak([place.token], _of(a, place, results)))]
+    said = [f"{a.where}: {found}" for a in plan.all() if (found := leak([place.token], _of(a, place, results)))]
     if said:
         return Finding(Verdict.LEAKED, "none", f"{place.name}'s canary came back: " + "; ".join(said))
-    calls = [call for a in plan.attacks for call in (a.control, a.probes[place.name])]
+    calls = [call for a in plan.all() for call in (a.control, a.probes[place.name])]
     unanswered = [call.id for call in calls if call.id not in results]
     why = [*problems, *plan.cannot] + ([f"no result came back for {', '.join(unanswered)}"] if unanswered else [])
     if why:
         return Finding(Verdict.INCONCLUSIVE, "", "; ".join(why))
-    fetching = [a for a in plan.attacks if public in results[a.control.id]]
+    fetching = [a for a in plan.all() if public in results[a.control.id]]
     for attack in fetching:
         finding = judge_refusal(results[attack.probes[place.name].id], Control(True), denials)
         if finding.verdict is not Verdict.DENIED:

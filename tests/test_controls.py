@@ -243,6 +243,17 @@ def test_a_task_tool_that_continues_any_session_is_caught_and_named(pytester: py
     assert cells["job_a_canaries"]["verdict"] == "LEAKED"
 
 
+def test_a_fetch_tool_that_checks_urls_but_follows_redirects_is_caught(pytester: pytest.Pytester) -> None:
+    """Issue 28: the same tool refusing internal addresses it is given: the runner API and the metadata service are
+    refused straight, and reached through the public place's 302, named."""
+    options = ("--agent", "opencode", "--scenario", "reach")
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:CheckedFetchTool", *options)
+    assert result.ret == 1
+    cells = {r["target"]: r for r in scenario(report, "reach")["results"] if r["channel"] == "any_tool"}
+    assert {name: cell["verdict"] for name, cell in cells.items()} == {"runner_api_tcp": "LEAKED", "metadata": "LEAKED"}
+    assert all("tool web_get, url (through a 302" in cell["detail"] for cell in cells.values()), cells
+
+
 def test_phoning_home_fails_the_network_check(pytester: pytest.Pytester) -> None:
     """A runner that lets opencode fetch its model catalog: the job tries DNS beyond loopback."""
     result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:PhonesHome", "-k", "reach_only_the_model", *CROSS_JOB)

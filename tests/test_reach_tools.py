@@ -60,3 +60,31 @@ def test_a_tool_that_fetches_nothing_says_so_and_problems_prove_nothing() -> Non
 def test_nothing_is_known_before_the_job_showed_its_tools() -> None:
     finding = judge_place(UrlPlan(), PLACES[0], {}, PUBLIC_TOKEN, [], {})
     assert finding.verdict is Verdict.INCONCLUSIVE and "never showed" in finding.detail
+
+
+def _checks_urls_but_follows_redirects(call) -> str:
+    """A fetch tool that refuses private addresses it is given, and follows any 302 (the classic SSRF bypass)."""
+    url = call.args["url"]
+    if url == f"http://{PUBLIC}/to-{PLACES[0].name}":
+        return f"instance-id {PLACES[0].token}"
+    return f"page {PUBLIC_TOKEN}" if PUBLIC in url else DENIAL
+
+
+def test_a_parameter_that_fetched_goes_again_through_a_redirect() -> None:
+    plan, calls = _plan()
+    results = {call.id: _checks_urls_but_follows_redirects(call) for call in calls}
+    again = plan.follow(results, PUBLIC_TOKEN, PLACES)
+    assert [c.args["url"] for c in again] == [f"http://{PUBLIC}/to-public", f"http://{PUBLIC}/to-metadata"]
+    results |= {call.id: _checks_urls_but_follows_redirects(call) for call in again}
+    finding = judge_place(plan, PLACES[0], results, PUBLIC_TOKEN, [], {"egress guard": (DENIAL,)})
+    assert finding.verdict is Verdict.LEAKED and "url (through a 302 from the public place)" in finding.detail
+    assert plan.follow({c.id: "noted" for c in calls}, PUBLIC_TOKEN, PLACES) == []  # fetched nothing: no redirect
+
+
+def test_a_tool_that_follows_no_redirect_is_judged_on_what_it_was_given() -> None:
+    plan, calls = _plan()
+    answer = lambda call: "302 Found" if "/to-" in call.args["url"] else _fetcher(DENIAL)(call)  # noqa: E731
+    results = {call.id: answer(call) for call in calls}
+    results |= {call.id: answer(call) for call in plan.follow(results, PUBLIC_TOKEN, PLACES)}
+    finding = judge_place(plan, PLACES[0], results, PUBLIC_TOKEN, [], {"egress guard": (DENIAL,)})
+    assert (finding.verdict, finding.layer) == (Verdict.DENIED, "egress guard")

@@ -279,6 +279,11 @@ class Session:
         entry = self.server.lookup(f"{self.scenario}.{name}")
         return dict(entry[1].schemas) if entry else {}
 
+    def results_of(self, name: str) -> dict[str, str]:
+        """The tool results this scenario's job `name` has sent back so far."""
+        entry = self.server.lookup(f"{self.scenario}.{name}")
+        return entry[1].results_so_far() if entry else {}
+
     def session_ids_of(self, name: str) -> list[str]:
         """The session ids the agent of this scenario's job `name` named in its requests' headers."""
         entry = self.server.lookup(f"{self.scenario}.{name}")

@@ -90,15 +90,19 @@ def unservable(place: Place, root: Path, disposable: bool) -> Place:
     return place
 
 
+FOLLOWED = f"http://{PUBLIC}/to-public"  # a 302 to the public place's own page: does a tool follow one at all
+
+
+def redirect(place: Place) -> str:
+    """The public place's URL that answers 302 to `place`."""
+    return f"http://{PUBLIC}/to-{place.name}"
+
+
 @dataclass
 class Public:
     """The "public" web place: its own page is the fetch tools' control, its redirects the SSRF through one."""
 
     token: str = field(default_factory=canary.new_canary)
-
-    @staticmethod
-    def redirect(place: Place) -> str:
-        return f"http://{PUBLIC}/to-{place.name}"
 
 
 def server_config(targets: list[Place], public: Public) -> dict[str, object]:
@@ -108,7 +112,8 @@ def server_config(targets: list[Place], public: Public) -> dict[str, object]:
         "tcp": tcp,
         "unix": [[p.name, p.address] for p in served if p.kind == "unix"],
         "tokens": {**{p.name: p.token for p in served}, "public": public.token},
-        "redirects": {f"/to-{p.name}": p.url for p in served if p.kind == "tcp"},
+        "redirects": {f"/to-{p.name}": p.url for p in served if p.kind == "tcp"}
+        | {"/to-public": f"http://{PUBLIC}/own"},
     }
 
 

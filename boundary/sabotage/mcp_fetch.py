@@ -1,8 +1,14 @@
 """A stdio MCP server with one tool, `get`: it fetches any URL from beside the agent, outside the shell's sandbox
-and its network rules (a runner's convenience "fetch the docs" tool, declared in its expected tools)."""
+and its network rules (a runner's convenience "fetch the docs" tool, declared in its expected tools).
+
+With `--checked`, it refuses a URL whose host is loopback, private or link-local, as a careful author's tool
+does, yet follows wherever a public page's 302 leads (the SSRF through a redirect)."""
 
 from __future__ import annotations
 
+import ipaddress
+import sys
+import urllib.parse
 import urllib.request
 from typing import Any
 
@@ -13,6 +19,8 @@ DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # as such
 
 def get(arguments: dict[str, Any]) -> str:
     url = str(arguments.get("url", ""))
+    if CHECKED and _internal(url):
+        return f"refused: {url} names an internal address"
     try:
         with DIRECT.open(url, timeout=5) as response:
             body: bytes = response.read(20000)
@@ -21,6 +29,18 @@ def get(arguments: dict[str, Any]) -> str:
         return f"cannot fetch {url}: {error}"
 
 
+def _internal(url: str) -> bool:
+    host = urllib.parse.urlsplit(url).hostname or ""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host == "localhost"
+    return address.is_loopback or address.is_link_local or any(address in net for net in RFC1918)
+
+
+# Not `is_private`: it counts the documentation ranges too, where the harness's "public" place stands.
+RFC1918 = [ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")]
+CHECKED = "--checked" in sys.argv
 SCHEMA = {
     "type": "object",
     "properties": {"url": {"type": "string", "description": "the page to fetch"}},

@@ -110,6 +110,16 @@ class DeclaredFetchTool(OpencodeRunner):
         return {"mcp": {"web": _local_mcp("boundary.sabotage.mcp_fetch")}}
 
 
+class CheckedFetchTool(DeclaredFetchTool):
+    """The same fetch tool, refusing any URL it is given whose host is loopback, private or link-local, yet following
+    a public page's redirect to one: reach's `any_tool` goes through the public place's 302s too (issue 28)."""
+
+    name = "checked-fetch-tool"
+
+    def agent_config_extra(self, paths: JobPaths) -> dict[str, Any]:
+        return {"mcp": {"web": _local_mcp("boundary.sabotage.mcp_fetch", "--checked")}}
+
+
 class ContinuesAnyTask(OpencodeRunner):
     """The reference runner whose guard lets `task` continue any session by id (`task_id`), as opencode itself does:
     the task tool runs in the agent process, and the account's database holds every job's sessions, so job B
@@ -122,10 +132,10 @@ class ContinuesAnyTask(OpencodeRunner):
         return [[uri, {**options, "continueAnyTask": True}]]
 
 
-def _local_mcp(module: str) -> dict[str, Any]:
+def _local_mcp(module: str, *arguments: str) -> dict[str, Any]:
     """opencode's config of a stdio MCP server that runs this package's `module`."""
     package_root = str(Path(__file__).resolve().parents[2])
-    command = [sys.executable, "-m", module]
+    command = [sys.executable, "-m", module, *arguments]
     return {"type": "local", "command": command, "environment": {"PYTHONPATH": package_root}}
 
 
