@@ -115,14 +115,17 @@ def judge_place(
     why = [*problems, *plan.cannot] + ([f"no result came back for {', '.join(unanswered)}"] if unanswered else [])
     if why:
         return Finding(Verdict.INCONCLUSIVE, "", "; ".join(why))
-    fetching = [a for a in plan.all() if public in results[a.control.id]]
-    for attack in fetching:
-        finding = judge_refusal(results[attack.probes[place.name].id], Control(True), denials)
+    fetching = [
+        (a, judge_refusal(_of(a, place, results), Control(True), denials))
+        for a in plan.all()
+        if public in results[a.control.id]
+    ]
+    for attack, finding in fetching:
         if finding.verdict is not Verdict.DENIED:
             return Finding(finding.verdict, finding.layer, f"{attack.where}: {finding.detail}")
     if fetching:
-        layers = sorted({judge_refusal(_of(a, place, results), Control(True), denials).layer for a in fetching})
-        where = ", ".join(a.where for a in fetching)
+        layers = sorted({finding.layer for _, finding in fetching})
+        where = ", ".join(a.where for a, _ in fetching)
         return Finding(Verdict.DENIED, layers[0], f"{where} fetched the public page; {place.name} was refused")
     if not plan.tools:
         return Finding(Verdict.DENIED, "n/a", "job B was offered no tool beyond those the channels drive")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from boundary.layout import JobPaths
+from typing import Any
+
 from boundary.runners.claude import ClaudeRunner
 from boundary.runners.codex import CodexRunner
-from boundary.runners.contract import Job
 from boundary.runners.opencode import OpencodeRunner
 
 
@@ -41,12 +41,8 @@ class CodexDefaultTools(CodexRunner):
 
     name = "codex-default-tools"
 
-    def configure_job(self, paths: JobPaths, model_url: str) -> Job:
-        self.hold_places(paths)
-        self.agent.config_dir(paths).mkdir(parents=True, exist_ok=True)
-        config = self.agent.config(model_url, self.permissions(paths))
-        argv = self.launch_argv(paths, self.agent.argv(config, self.extra_flags()))
-        return Job(paths.name, paths, argv, self.agent.env(paths))
+    def tool_settings(self) -> dict[str, Any]:
+        return {}
 
     def expected_tools(self) -> frozenset[str]:
         return self.agent.default_tools

@@ -11,7 +11,7 @@ skills, which codex loads even untrusted) are hidden from it at each start.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from boundary.agents.codex import Codex
 from boundary.layout import JobPaths
@@ -40,11 +40,17 @@ class CodexRunner(ReferenceRunner):
         home.mkdir(parents=True, exist_ok=True)
         if home.is_relative_to(paths.tmp):  # codex then refuses to link its sandbox helper, and no command runs
             raise RuntimeError(f"job {paths.name}: CODEX_HOME {home} is inside its TMPDIR {paths.tmp}")
-        config = self.agent.config(model_url, self.permissions(paths))
-        config |= {"features": dict.fromkeys(self.features_off(), False), "web_search": "disabled"}
-        config["tools"] = {"experimental_request_user_input": {"enabled": False}}
+        config = self.agent.config(model_url, self.permissions(paths)) | self.tool_settings()
         argv = self.launch_argv(paths, self.agent.argv(config, self.extra_flags()))
         return Job(paths.name, paths, argv, self.agent.env(paths))
+
+    def tool_settings(self) -> dict[str, Any]:
+        """What turns codex's tools beyond TOOLS off (its features, the hosted web search, asking the user)."""
+        return {
+            "features": dict.fromkeys(self.features_off(), False),
+            "web_search": "disabled",
+            "tools": {"experimental_request_user_input": {"enabled": False}},
+        }
 
     def expected_tools(self) -> frozenset[str]:
         return TOOLS
