@@ -220,15 +220,22 @@ def test_an_undeclared_file_reading_tool_is_attacked_too(pytester: pytest.Pytest
     assert scenario(report)["offered_tools"]["added"] == ["files_read_text"]
 
 
-def test_a_declared_fetching_tool_is_given_the_reach_places_urls(pytester: pytest.Pytester) -> None:
+@pytest.mark.parametrize(
+    ("runner", "named"),
+    [("DeclaredFetchTool", "tool web_get, url"), ("CheckedFetchTool", "tool web_get, url (through a 302")],
+)
+def test_a_declared_fetching_tool_is_given_the_reach_places_urls(
+    pytester: pytest.Pytester, runner: str, named: str
+) -> None:
     """Issue 28: a runner's MCP tool that fetches any URL, declared: reach's `any_tool` channel gives its string
-    parameter the runner API's and the metadata service's URLs, and both canaries come back, named."""
+    parameter the runner API's and the metadata service's URLs, and both canaries come back, named. The same tool
+    refusing internal addresses it is given (CheckedFetchTool) reaches both through the public place's 302."""
     options = ("--agent", "opencode", "--scenario", "reach")
-    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:DeclaredFetchTool", *options)
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:{runner}", *options)
     assert result.ret == 1
     cells = {r["target"]: r for r in scenario(report, "reach")["results"] if r["channel"] == "any_tool"}
     assert {name: cell["verdict"] for name, cell in cells.items()} == {"runner_api_tcp": "LEAKED", "metadata": "LEAKED"}
-    assert all("tool web_get, url" in cell["detail"] for cell in cells.values()), cells
+    assert all(named in cell["detail"] for cell in cells.values()), cells
 
 
 def test_a_task_tool_that_continues_any_session_is_caught_and_named(pytester: pytest.Pytester) -> None:
@@ -241,17 +248,6 @@ def test_a_task_tool_that_continues_any_session_is_caught_and_named(pytester: py
     assert cells["tool:task"]["verdict"] == "LEAKED", cells["tool:task"]
     assert "task_id continued job A's session" in cells["tool:task"]["detail"]
     assert cells["job_a_canaries"]["verdict"] == "LEAKED"
-
-
-def test_a_fetch_tool_that_checks_urls_but_follows_redirects_is_caught(pytester: pytest.Pytester) -> None:
-    """Issue 28: the same tool refusing internal addresses it is given: the runner API and the metadata service are
-    refused straight, and reached through the public place's 302, named."""
-    options = ("--agent", "opencode", "--scenario", "reach")
-    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:CheckedFetchTool", *options)
-    assert result.ret == 1
-    cells = {r["target"]: r for r in scenario(report, "reach")["results"] if r["channel"] == "any_tool"}
-    assert {name: cell["verdict"] for name, cell in cells.items()} == {"runner_api_tcp": "LEAKED", "metadata": "LEAKED"}
-    assert all("tool web_get, url (through a 302" in cell["detail"] for cell in cells.values()), cells
 
 
 def test_phoning_home_fails_the_network_check(pytester: pytest.Pytester) -> None:
