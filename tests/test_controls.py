@@ -525,6 +525,15 @@ def test_codex_read_only_without_a_profile_leaks(pytester: pytest.Pytester) -> N
     assert verdicts(report, "shell_cat")["saved_output"] == "LEAKED"
 
 
+def test_codex_view_image_reads_job_a_files_without_returning_them(pytester: pytest.Pytester) -> None:
+    """Issue 28: codex's default `view_image`, no profile: A's file is answered as B's own ("unable to process
+    image"), a missing one otherwise; no canary comes back, and the missing-file control still names the leak."""
+    result, report = run_suite(pytester, "--runner", "boundary.sabotage.codex:ViewsAnyImage", *CODEX_CROSS_JOB)
+    assert result.ret == 1
+    cell = next(r for r in scenario(report)["results"] if r["target"] == "tool:view_image")
+    assert cell["verdict"] == "LEAKED" and "was answered as B's own file" in cell["detail"], cell
+
+
 def test_codex_without_its_sandbox_leaks_through_the_shell(pytester: pytest.Pytester) -> None:
     """codex's sandbox bypassed: no layer holds, a computed path reads every target, and the OS layer is missed."""
     result, report = run_suite(pytester, "--sandbox", "passthrough", *CODEX_CROSS_JOB)

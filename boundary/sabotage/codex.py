@@ -5,6 +5,8 @@ Select one with `--agent codex --runner boundary.sabotage.codex:NAME`.
 
 from __future__ import annotations
 
+from typing import Any
+
 from boundary.layout import JobPaths
 from boundary.runners.codex import CodexRunner
 
@@ -43,3 +45,17 @@ class TrustsTheProject(CodexRunner):
 
     def extra_flags(self) -> tuple[str, ...]:
         return ("--trust", "--dangerously-bypass-hook-trust")  # trust is checked against the user config
+
+
+class ViewsAnyImage(ReadOnlyNoProfile):
+    """codex's default tools and no permission profile: its `view_image` reads any file, job A's too. It returns
+    none of a file as text, only whether it decodes as an image, so no canary comes back: the harness's
+    missing-file control must tell A's file (answered as B's own) from one that is not there."""
+
+    name = "codex-views-any-image"
+
+    def tool_settings(self) -> dict[str, Any]:
+        return {}
+
+    def expected_tools(self) -> frozenset[str]:
+        return self.agent.default_tools
