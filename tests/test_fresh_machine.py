@@ -43,5 +43,7 @@ def test_quick_start_passes_on_a_clean_debian_root(tmp_path: Path) -> None:
     output = done.stdout + done.stderr
     timings = re.findall(r"^\[fresh\] .*$", output, re.M)
     print("\n".join(timings))  # the closing note's numbers: each command, first and second run
-    assert done.returncode == 0, f"exit {done.returncode}; last output:\n{output[-6000:]}"
+    # Both streams' ends: a failing test's report is on stdout, the suite's progress lines on stderr.
+    seen = f"its output ends:\n{done.stdout[-5000:]}\nits errors end:\n{done.stderr[-2000:]}"
+    assert done.returncode == 0, f"exit {done.returncode}; {seen}"
     assert "RESULT: PASS" in output and len(timings) == len(prerequisites) + 4
