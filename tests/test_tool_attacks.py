@@ -249,4 +249,5 @@ def test_a_tool_that_continues_a_s_session_in_b_is_leaked_by_name(tmp_path: Path
     before.note_body(b"{}", {"X-Session-Id": "ses_a_session"})
     before.note_issued([c.id for c in plan.calls()])
     before.note_results({c.id: "done" for c in plan.calls()})
+    before.session_seen_at["ses_a_session"] = before.issued_at[call_a.id] - 1.0  # whatever the clock's resolution
     assert ToolJudge(_runner(), before, own, secrets, {}, frozenset(), []).finding(plan).verdict is Verdict.DENIED
