@@ -27,11 +27,10 @@ class JobRecord:
     skipped: set[str] = field(default_factory=set)  # calls never asked for: what they would wait for already held
     bodies: list[bytes] = field(default_factory=list)  # every request, as sent: what the job's context carried
     ended_on: dict[str, str] = field(default_factory=dict)  # call id -> the agent's last words: its job ended on it
-    # What the agent named its session in request headers (opencode's X-Session-Id, codex's session_id, …): an id
-    # another job's tool may be handed to take that session up.
-    session_ids: set[str] = field(default_factory=set)
+    # What the agent named its session in request headers (opencode's X-Session-Id, codex's session_id, …), and
+    # when first (monotonic): an id another job's tool may be handed to take that session up.
+    session_seen_at: dict[str, float] = field(default_factory=dict)
     own_sessions: frozenset[str] = frozenset()  # those of the request the script's first step answered
-    session_seen_at: dict[str, float] = field(default_factory=dict)  # session id -> first named (monotonic)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def note_body(self, raw: bytes, headers: dict[str, str] | None = None) -> frozenset[str]:
@@ -39,7 +38,6 @@ class JobRecord:
         named = {value for name, value in (headers or {}).items() if "session" in name.lower() and len(value) >= 8}
         with self._lock:
             self.bodies.append(raw)
-            self.session_ids |= named
             for session in named:
                 self.session_seen_at.setdefault(session, time.monotonic())
         return frozenset(named)
@@ -111,7 +109,13 @@ class JobRecord:
             self.skipped |= later.skipped
             self.errors += later.errors
             self.bodies += later.bodies
-            self.session_ids |= later.session_ids
+            for session, seen in later.session_seen_at.items():
+                self.session_seen_at.setdefault(session, seen)
+
+    @property
+    def session_ids(self) -> set[str]:
+        with self._lock:
+            return set(self.session_seen_at)
 
     def offered_union(self) -> frozenset[str]:
         with self._lock:
