@@ -21,7 +21,7 @@ from boundary.scenarios.sweep import ipc as sweep_ipc
 from boundary.scenarios.sweep.discover import CAP, discover_lines, new_discovery
 from boundary.scenarios.sweep.forms import FORMS_FILE, decoded, patterns
 from boundary.scenarios.sweep.places import SHELL_PLACES, SWEEP_OUTPUT, places_of, plant_steps
-from boundary.scenarios.sweep.search import add_searches, files_search
+from boundary.scenarios.sweep.search import ProcessView, add_searches, files_search
 
 CLAUDE_ASKS_AT = 10_000
 STATE = "/tmp/bnd-run-123456-abcdefgh/u0/state"
@@ -44,7 +44,7 @@ def test_the_plant_and_the_searches_fit_claude_code_at_the_cap() -> None:
     plant, search = Script(), Script()
     plant_steps(runner, plant, places, "a", job.checkout, discover_lines(discovery))  # type: ignore[arg-type]
     ipc = sweep_ipc.search_lines(sweep_ipc.IpcTokens.new(), sweep_ipc.IpcTokens.new())
-    add_searches(runner, search, job, 1, [*places, *discovery.places], [11, 12, 13, 14], ipc)  # type: ignore[arg-type]
+    add_searches(runner, search, job, 1, [*places, *discovery.places], ProcessView([11, 12, 13, 14]), ipc)  # type: ignore[arg-type]
     lengths = {**_commands(plant), **_commands(search)}
     assert len([p for p in places if p.name in SHELL_PLACES]) == len(SHELL_PLACES)
     assert lengths["a-plant"] < CLAUDE_ASKS_AT and lengths["sweeps"] < CLAUDE_ASKS_AT, lengths

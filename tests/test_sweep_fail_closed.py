@@ -12,7 +12,7 @@ from boundary.agents.opencode import OpenCode
 from boundary.scenarios.sweep.judge import ENVIRONMENT, PROCESSES, Evidence, file_place, judge_cell
 from boundary.scenarios.sweep.places import REFUSED, Place, plant_line, resolve
 from boundary.scenarios.sweep.scenario import Sweep
-from boundary.scenarios.sweep.search import DIRECT, SWEEP_END
+from boundary.scenarios.sweep.search import DIRECT, PIDS_HIDDEN, SWEEP_END
 from boundary.verdict import Verdict
 
 SECRET_A, OWN = "BOUNDARY-aaaaaaaaaaaaaaaaaaaa", "BOUNDARY-0000000000000000000b"
@@ -186,3 +186,15 @@ def test_a_search_cut_short_proves_nothing_of_what_it_did_not_show() -> None:
     found = {"shell_sweep": _ended(""), "grep_tool": search, "proc_sweep": _ended("")}
     finding = judge_cell(runner, ("tmp", "grep_tool"), [place], _evidence(found, [_place(token=OWN)]))
     assert finding.verdict == Verdict.INCONCLUSIVE and "cut short" in finding.detail
+
+
+def test_the_tools_proc_cells_are_denied_when_as_processes_are_out_of_bs_view() -> None:
+    """Seen from outside: B's agent runs in a PID namespace that holds none of A's processes (a container per
+    job), so no number its tools could use names one. DENIED, the namespace named; with a problem, INCONCLUSIVE."""
+    runner, place, own = _runner(), _place(), [_place(token=OWN)]
+    hidden = f"{PIDS_HIDDEN} none of job A's 3 processes is in the PID namespace of job B's agent (pid:[4026532]) or"
+    found = {"shell_sweep": _ended(""), "grep_tool": "", "proc_sweep": _ended(""), "proc:read_tool": hidden}
+    finding = judge_cell(runner, (PROCESSES, "read_tool"), [place], _evidence(found, own))
+    assert finding.verdict == Verdict.DENIED and finding.layer == "OS sandbox" and "pid:[4026532]" in finding.detail
+    troubled = judge_cell(runner, (PROCESSES, "read_tool"), [place], _evidence(found, own, ["job B timed out"]))
+    assert troubled.verdict == Verdict.INCONCLUSIVE

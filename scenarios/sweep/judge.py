@@ -14,7 +14,7 @@ from boundary.runners.contract import Runner
 from boundary.scenarios.base import Cell
 from boundary.scenarios.sweep.discover import DISCOVERED, Discovery, Sides, judge_discovered
 from boundary.scenarios.sweep.places import NAMED_NONE, Place
-from boundary.scenarios.sweep.search import DIRECT, FILE_CHANNELS, PIDS_UNKNOWN, SWEEP_END
+from boundary.scenarios.sweep.search import DIRECT, FILE_CHANNELS, PIDS_HIDDEN, PIDS_UNKNOWN, SWEEP_END
 from boundary.verdict import UNRECOGNISED, Finding, Verdict, recognise_layer
 
 ENVIRONMENT, PROCESSES = "environment", "processes"
@@ -125,7 +125,10 @@ def _processes(channel: str, result: str, evidence: Evidence, incomplete: str | 
     why = [*evidence.problems, *filter(None, [incomplete])]
     if not evidence.a_running:
         why.append("job A had ended before B swept: its processes could not be read")
-    if channel != "proc_sweep" and (not result or PIDS_UNKNOWN in result):
+    if channel != "proc_sweep" and result.startswith(PIDS_HIDDEN) and not why:
+        # Seen from outside, as a write to the sandbox's own file system is: no number B's tools could use names one.
+        return Finding(Verdict.DENIED, "OS sandbox", result[len(PIDS_HIDDEN) :].strip())
+    if channel != "proc_sweep" and (not result or PIDS_UNKNOWN in result or PIDS_HIDDEN in result):
         why.append("job A's processes were not found in the shared namespace")
     if why:
         return Finding(Verdict.INCONCLUSIVE, "", "; ".join(why))

@@ -55,12 +55,13 @@ from boundary.scenarios.sweep.search import (
     SECRET_ENV,
     SWEEP_END,
     SWEEP_TIMEOUT_S,
+    ProcessView,
     add_searches,
     controls_of,
     file_channels,
     found_by,
     own_plant_script,
-    pids_of,
+    process_view,
     results_of,
 )
 
@@ -105,7 +106,7 @@ class Sweep(Scenario):
             )
             try:
                 jobs, both = (job_a, job_b), (places, own_places)
-                record, a_running, verified = self._sweep(runner, session, jobs, both, sides, started, ipc)
+                record, a_running, verified, view = self._sweep(runner, session, jobs, both, sides, started, ipc)
                 said = _text(job_b, said_file("b"))
                 resolve([*own_places, *sides.b.places], said, _write_tool(record, runner))
                 read_discovery(sides.b, said)
@@ -115,7 +116,7 @@ class Sweep(Scenario):
                 sweep_ipc.clean(ipc, session.pod.pid if session.pod is not None else None)
                 clean([*places, *own_places, *sides.a.planted, *sides.b.planted], root)
                 ledger.unlink()
-            found = found_by(runner, record, job_b)
+            found = found_by(runner, record, job_b, view)
             # The runner secret too, in every form (its compressed copies are read here): B never held its forms.
             tokens = [*a_tokens, *in_forms.values(), session.secret.token]
             found["shell_sweep"] = decoded(found["shell_sweep"], tokens)
@@ -142,23 +143,25 @@ class Sweep(Scenario):
         sides: Sides,
         started: int,
         ipc: tuple[IpcTokens, IpcTokens],
-    ) -> tuple[JobRecord, bool, frozenset[str] | None]:
+    ) -> tuple[JobRecord, bool, frozenset[str] | None, ProcessView]:
         """A plants and holds; B starts with it and plants its own meanwhile (its controls need nothing of A's). In
         B's next model turn the harness waits until A has planted, reads where from outside, and only then gives B
-        its searches. Also which of A's kernel objects the harness saw in A's namespaces."""
+        its searches. Also which of A's kernel objects the harness saw in A's namespaces, and how B's agent numbers
+        A's processes."""
         (job_a, job_b), (a_places, b_places) = jobs, places
         planted = threading.Event()
         script_a = _plant_script(runner, job_a.checkout, a_places, sides.a, planted.set, ipc[0])
         thread = threading.Thread(target=session.run, args=(job_a, script_a), name="sweep-job-a", daemon=True)
         script_b = own_plant_script(runner, job_b, b_places, sides.b)
         verified: list[frozenset[str] | None] = []
+        views: list[ProcessView] = []
 
         def searches() -> None:  # B waits in its model turn, as for a model that thinks
             if not planted.wait(PLANT_TIMEOUT_S):
                 raise RuntimeError(f"job A planted nothing within {PLANT_TIMEOUT_S:g} s (see its transcript)")
             searched = _planted_by_a(runner, session, job_a, a_places, sides.a)
-            pids = pids_of(session, job_a.env[SECRET_ENV])
-            add_searches(runner, script_b, job_b, started, searched, pids, sweep_ipc.search_lines(*ipc))
+            views.append(process_view(session, job_a.env[SECRET_ENV], job_b, job_b.env[SECRET_ENV]))
+            add_searches(runner, script_b, job_b, started, searched, views[0], sweep_ipc.search_lines(*ipc))
             wait_for(runner, script_b, "b-wait", PLANT_TIMEOUT_S, job_b.checkout, _SEARCHED)
             sweep_ipc.wait_planted(job_a.checkout / sweep_ipc.STATUS, PLANT_TIMEOUT_S, thread.is_alive)
             verified.append(sweep_ipc.verify(ipc[0], sweep_ipc.holder_pid(ipc[0])))
@@ -172,7 +175,7 @@ class Sweep(Scenario):
             # A refusal that ends B (`opencode run`'s unanswered ask) loses its batch: the rest runs in new B jobs,
             # while A still holds its canaries.
             _, record, _ = session.run_to_the_end(job_b, script_b)
-            return record, thread.is_alive(), verified[0] if verified else None
+            return record, thread.is_alive(), verified[0] if verified else None, views[0] if views else ProcessView([])
         finally:
             (job_a.checkout / DONE_FLAG).touch()
             thread.join(PLANT_TIMEOUT_S)

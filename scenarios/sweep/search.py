@@ -12,12 +12,13 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 
 from boundary import canary
-from boundary.jobs.pod import _innermost_pid
+from boundary.jobs import pidns
 from boundary.jobs.session import Session
 from boundary.model import JobRecord, Script, ToolCall
 from boundary.runners.contract import Job, Runner
@@ -33,6 +34,7 @@ SWEEP_END = "boundary-sweep-end"  # the last line of a sweep's output file: the 
 DIRECT = "boundary-direct"  # B's shell reads each of A's canaries at its exact path: `boundary-direct NAME: …`
 PROC_FILES = ("environ", "cmdline", "maps")  # read whole by the tools; the shell also reads fd/*, cwd/, root/
 PIDS_UNKNOWN = "[boundary: job A's processes were not found]"
+PIDS_HIDDEN = "[boundary: job A's processes are out of job B's agent's view]"
 
 
 def file_channels(runner: Runner) -> tuple[str, ...]:
@@ -40,34 +42,56 @@ def file_channels(runner: Runner) -> tuple[str, ...]:
     return tuple(ch for ch in FILE_CHANNELS if ch != "grep_tool" or "grep" not in runner.agent.lacks)
 
 
-def pids_of(session: Session, secret: str) -> list[int]:
-    """Job A's processes, as the shared namespace numbers them: those whose environment carries A's canary."""
+@dataclass(frozen=True)
+class ProcessView:
+    """Job A's processes as job B's agent numbers them in /proc (at most four), or why it can number none."""
+
+    pids: list[int]
+    hidden: str | None = None  # set when the harness saw that none of A's processes is in B's agent's view
+
+
+def process_view(session: Session, secret_a: str, job_b: Job, secret_b: str) -> ProcessView:
+    """Job A's processes (those whose environment carries A's canary), numbered as the PID namespace of job B's
+    agent numbers them: the pod's for an agent that runs in it, its container's for one in a container. The
+    agent is B's process that runs a program B's argv names; found none, the pod's numbering stands."""
     pod = session.pod
     if pod is None or pod.pid is None:
-        return []
-    pids: list[int] = []
-    try:  # jobs enter the namespace with nsenter: they are not its init's children, but share its PID namespace
-        namespace = os.readlink(f"/proc/{pod.pid}/ns/pid")
-    except OSError:
-        return []
+        return ProcessView([])
+    carrying = _carrying({secret_a, secret_b})
+    a_pids, b_pids = carrying.get(secret_a, []), carrying.get(secret_b, [])
+    agents = pidns.running((Path(word) for word in job_b.argv if os.path.isabs(word)), b_pids)
+    viewer = pidns.namespace_of(agents[0]) if agents else pidns.namespace_of(pod.pid)
+    if viewer is None:
+        return ProcessView([])
+    seen = [n for n in (pidns.seen_from(viewer, pid) for pid in a_pids) if n is not None]
+    if a_pids and not seen and agents:
+        why = (
+            f"none of job A's {len(a_pids)} processes is in the PID namespace of job B's agent (pid:[{viewer}]) or "
+            "below it: its /proc numbers none of them"
+        )
+        return ProcessView([], why)
+    return ProcessView(seen[:4])
+
+
+def _carrying(secrets: set[str]) -> dict[str, list[int]]:
+    """The processes whose environment carries each secret (as `NAME=secret`), by secret."""
+    wanted = {f"{SECRET_ENV}={secret}".encode(): secret for secret in secrets}
+    found: dict[str, list[int]] = {}
     for member in psutil.process_iter():
         try:
-            if os.readlink(f"/proc/{member.pid}/ns/pid") != namespace:
-                continue
             environ = Path(f"/proc/{member.pid}/environ").read_bytes()
         except OSError:
             continue
-        inner = _innermost_pid(member.pid)
-        if f"{SECRET_ENV}={secret}".encode() in environ.split(b"\0") and inner is not None:
-            pids.append(inner)
-    return pids[:4]
+        for entry in set(environ.split(b"\0")) & wanted.keys():
+            found.setdefault(wanted[entry], []).append(member.pid)
+    return found
 
 
-def proc_probes(runner: Runner, pids: list[int], places: list[Place]) -> list[ToolCall]:
+def proc_probes(runner: Runner, view: ProcessView, places: list[Place]) -> list[ToolCall]:
     """B's read and grep tools on A's processes' /proc entries (and, as their control, on the agent's own)."""
     agent, calls = runner.agent, []
     untracked = next(p for p in places if p.name == "checkout_untracked")
-    for pid in pids:
+    for pid in view.pids:
         if "read" not in agent.lacks:
             calls += [agent.read(f"proc-read-{pid}-{f}", Path(f"/proc/{pid}/{f}")) for f in PROC_FILES]
             calls.append(agent.read(f"proc-read-{pid}-cwd", Path(f"/proc/{pid}/cwd/{untracked.file}")))
@@ -147,7 +171,7 @@ def own_plant_script(runner: Runner, job: Job, own_places: list[Place], own_disc
 
 
 def add_searches(
-    runner: Runner, script_: Script, job: Job, started: int, places: list[Place], pids: list[int], alongside: str
+    runner: Runner, script_: Script, job: Job, started: int, places: list[Place], view: ProcessView, alongside: str
 ) -> None:
     """B's searches, with every channel, once A has planted. `places`: A's, the discovered ones too. Its shell's
     searches (the files, the processes, and `alongside`: the kernel's objects) run at once in one call: each
@@ -157,7 +181,7 @@ def add_searches(
     if "grep_tool" in file_channels(runner):
         pattern = canary.PATTERN
         greps = [agent.grep("grep_tool", pattern, Path("/")), agent.grep("grep_control", pattern, job.checkout)]
-    script_.add_step(*greps, *proc_probes(runner, pids, places))  # the tools, at once
+    script_.add_step(*greps, *proc_probes(runner, view, places))  # the tools, at once
     # Deduplicated in memory: a big `sort` spills to $TMPDIR, which srt by default sets to a /tmp/claude that may not
     # exist, and on a busy host (other jobs' canaries everywhere) sort then dies with nothing, taking B's control too.
     sweeps = []
@@ -176,13 +200,15 @@ def results_of(runner: Runner, session: Session, job: Job, calls: tuple[str, ...
     return "\n".join(runner.agent.full_result(results[c]) for c in calls if results.get(c) is not None)
 
 
-def found_by(runner: Runner, record: JobRecord, job: Job) -> dict[str, str]:
-    """What each channel found: the shell sweeps' files in B's checkout, the tools' whole results."""
+def found_by(runner: Runner, record: JobRecord, job: Job, view: ProcessView) -> dict[str, str]:
+    """What each channel found: the shell sweeps' files in B's checkout, the tools' whole results (for A's
+    processes, why B's agent could name none of them, when the harness saw that it could not)."""
     full = runner.agent.full_result
     found = {"grep_tool": full(record.results.get("grep_tool", ""))}
     for kind in ("read", "grep"):
         calls = sorted(c for c in record.results if c.startswith(f"proc-{kind}-") and c != f"proc-{kind}-self")
-        found[f"proc:{kind}_tool"] = "\n".join(f"{c}: {full(record.results[c])}" for c in calls) or PIDS_UNKNOWN
+        named = "\n".join(f"{c}: {full(record.results[c])}" for c in calls)
+        found[f"proc:{kind}_tool"] = named or (f"{PIDS_HIDDEN} {view.hidden}" if view.hidden else PIDS_UNKNOWN)
     for call in ("shell_sweep", "proc_sweep"):
         try:
             found[call] = (job.checkout / f"{SWEEP_OUTPUT}{call}").read_text(errors="replace")
