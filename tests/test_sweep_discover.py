@@ -19,6 +19,7 @@ from boundary.scenarios.sweep.discover import (
     Discovery,
     Sides,
     discover_lines,
+    host_run_devices,
     judge_discovered,
     new_discovery,
     read_discovery,
@@ -239,3 +240,20 @@ def test_a_file_in_a_directory_it_may_write_is_left_to_that_directory(tmp_path: 
     _discover(tmp_path, discovery, {"TOOL": str(program), "HOME": str(tmp_path / "none")})
     assert program.read_text() == "#!/bin/sh\n"
     assert not [p for p in discovery.planted if p.appended]
+
+
+def test_only_the_hosts_own_run_is_never_planted_in(tmp_path: Path) -> None:
+    """A job's /run on the host's file system is never written; a /run of the sandbox's own (a container's tmpfs,
+    another device: here a mount namespace with a tmpfs there) is a place like any other."""
+    assert os.stat("/run").st_dev in host_run_devices()  # the host's, and the script never writes there
+    own, discovery = tmp_path / "own", new_discovery()
+    (own / "checkout").mkdir(parents=True)
+    text = "exec 2>&1\n" + discover_lines(discovery, str(own), "/dev/null")
+    # Its own /run and /dev/shm, and no HOME: it walks nothing of this host's but what it is given.
+    mounts = "mount -t tmpfs own-run /run && mount -t tmpfs own-shm /dev/shm"
+    command = ["unshare", "--mount", "bash", "-c", f'{mounts} && exec bash -c "$0"', text]
+    env = {"PATH": os.environ["PATH"]}
+    said = subprocess.run(command, capture_output=True, text=True, cwd=own / "checkout", env=env).stdout
+    read_discovery(discovery, said)
+    assert "/run is the host's" not in said
+    assert "/run" in [p.directory for p in discovery.planted]

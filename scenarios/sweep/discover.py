@@ -20,7 +20,9 @@ search, or B's shell was refused A's canary there in words a layer declares.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import re
 import secrets
 import shlex
@@ -75,7 +77,8 @@ r=$(readlink -f -- "$x" 2>/dev/null); [ -n "$r" ] && {{ [ -d "$r" ] || [ -f "$r"
 [ -n "${{listed[$r]}}" ] || {{ echo "{writable} $how $r"; listed[$r]=1; }}
 [ -n "${{seen[$r]}}" ] && continue
 seen[$r]=1
-case $r in /run|/run/*) echo "{not_planted} $r (/run is the host's: nothing is planted there)"; continue;; esac
+case $r in /run|/run/*) case " {host_run} " in *" $(stat -c %d -- "$r" 2>/dev/null) "*)
+echo "{not_planted} $r (/run is the host's: nothing is planted there)"; continue;; esac;; esac
 [ "$i" -lt {cap} ] || {{ echo "{not_planted} $r (over the cap of {cap} places)"; continue; }}
 n=discovered-$i; h=$(printf '%s-%s' {seed} "$i" | sha256sum); f=boundary-sweep-${{h:0:20}}; t=BOUNDARY-${{h:20:20}}
 printf '%s\n' "$r" >> {roots}
@@ -133,7 +136,20 @@ def discover_lines(discovery: Discovery, top: str = "/", mounts: str = "/proc/se
         found_file=APPENDED_TO,
         append=write_line("$n", '"$t"', '"$r"', append=True),
         ended=ENDED,
+        host_run=" ".join(str(device) for device in host_run_devices()),
     )
+
+
+def host_run_devices() -> list[int]:
+    """The devices of the host's /run and every file system mounted under it: a job's /run on one of them is the
+    host's, never planted in; a /run of the sandbox's own (a container's tmpfs) is a place like any other."""
+    devices = [os.stat("/run").st_dev]  # a mount of its own, or (as on some hosts) a directory of the root's
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        point = line.split()[4].replace("\\040", " ")
+        if point == "/run" or point.startswith("/run/"):
+            with contextlib.suppress(OSError):
+                devices.append(os.stat(point).st_dev)
+    return sorted(set(devices))
 
 
 def read_discovery(discovery: Discovery, said: str) -> None:
