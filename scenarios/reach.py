@@ -24,6 +24,7 @@ before and after the job. The rules are in `boundary/reach/judge.py`.
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Callable
 
 from boundary import canary, verdict
@@ -60,11 +61,15 @@ from boundary.reach.places import (
     write_client,
 )
 from boundary.runners.contract import Runner
+from boundary.sandboxes import OS_DENIALS
 from boundary.scenarios.base import JOB_B, Cell, ProbeResult, Scenario
 from boundary.scenarios.common import REPOSITORY_FILES
 from boundary.scenarios.reach_tools import CHANNEL as ANY_TOOL
 from boundary.scenarios.reach_tools import UrlPlan, judge_place
 from boundary.verdict import UNRECOGNISED, Finding, Verdict, recognise_layer
+
+# The shell's words for a client whose interpreter is not there (`exec /usr/bin/python3 …` in bash or sh).
+NO_INTERPRETER = re.compile(r"python[0-9.]*: (No such file or directory|not found|command not found)")
 
 # The harness's own note in an agent's answer (boundary.verdict.HARNESS_NOTE, where that exists): what it could not
 # read may hold anything.
@@ -179,9 +184,14 @@ class Judge:
     ) -> None:
         self.runner, self.results, self.own, self.public = runner, results, own, public
         self.problems, self.absent, self.urls = problems, absent, urls
-        # A refusal of a whole shell call counts only from the agent's or runner's own layers: the OS layer's
-        # texts ("No such file or directory") would also explain a client that never started.
-        self.call_denials = {layer: texts for layer, texts in runner.denials.items() if layer != OS_LAYER}
+        # A refusal of a whole shell call counts only from the agent's or runner's own layers, by their own words:
+        # the kernel's texts ("No such file or directory"), whichever layer claims them, would also explain a
+        # client that never started.
+        self.call_denials = {
+            layer: kept
+            for layer, texts in runner.denials.items()
+            if layer != OS_LAYER and (kept := tuple(t for t in texts if t not in OS_DENIALS))
+        }
 
     def cell(self, cell: Cell, targets: list[Place]) -> Finding:
         target, channel = cell
@@ -200,6 +210,12 @@ class Judge:
         why += [f"what the job got back is not all known: {result[:200]}"] if result and HARNESS_NOTE in result else []
         if parse(result or "") and not finished(result or ""):
             why.append("the client did not finish (no `REACH done`): what it did not print proves nothing")
+        if result is not None and channel in SHELL_CHANNELS and not parse(result) and NO_INTERPRETER.search(result):
+            why.append(
+                f"the client never started: the job's shell has no Python 3 at the path it runs the client under "
+                f"({' '.join(result.split())[:160]}). It needs one at that path in the job's view: a container's "
+                "image needs python3"
+            )
         if why or result is None:
             return Finding(Verdict.INCONCLUSIVE, "", "; ".join(why))
         if channel == "shell":

@@ -157,3 +157,19 @@ def test_a_body_that_is_not_a_json_object_is_an_error(server: ModelServer) -> No
     response.read()
     connection.close()
     assert response.status == 400 and any("not a JSON object" in e for e in record.errors)
+
+
+def test_the_reach_clients_get_of_the_model_bridge_is_no_stray_request(server: ModelServer) -> None:
+    """A runner that binds the model's bridge into a container as a socket: the reach client finds it and sends
+    its GET. It is the model, which a job may reach: recorded as the client's, never stray; any other GET is."""
+    from boundary.model.server import PROBE_HEADER
+    from boundary.reach import client
+
+    assert client.PROBE_HEADER == PROBE_HEADER
+    answer = client.http_stream(socket.AF_UNIX, str(server.socket_path), "localhost")
+    assert answer.startswith("answered") and "404" in answer
+    assert server.probes == ["GET /"] and server.stray == []
+    connection = UnixConnection(server.socket_path)
+    connection.request("GET", "/")
+    connection.getresponse().read()
+    assert server.stray == ["GET /"]

@@ -228,3 +228,16 @@ def test_nothing_is_served_in_a_real_hosts_run_nor_in_place_of_a_socket_there(tm
 
 def test_other_harness_runs_are_recognised_by_the_plugins_prefix():
     assert plugin_setup.WORKDIR_PREFIX == RUNS_PREFIX
+
+
+@pytest.mark.parametrize("layer", ["OS sandbox", "container"])
+@pytest.mark.parametrize("channel", ["shell", "shell_discovered"])
+def test_a_client_whose_interpreter_is_missing_never_counts_as_a_denial(layer, channel):
+    """A container image without Python 3: the shell says `No such file or directory`, a text the runner's OS
+    layer claims under whatever name. The client never ran, so nothing was tried: INCONCLUSIVE, saying why."""
+    missing = "bash: line 1: /usr/bin/python3: No such file or directory\n"
+    runner = SimpleNamespace(denials={layer: ("No such file or directory",), "agent permission": (PERMISSION,)})
+    judged = Judge(runner, {SHELL_CALL: missing}, OWN, PUBLIC_TOKEN, [], {}, UrlPlan())  # type: ignore[arg-type]
+    finding = judged.cell(("runner_api_tcp", channel), TARGETS)
+    assert finding.verdict is Verdict.INCONCLUSIVE, finding
+    assert "the client never started" in finding.detail and "python3" in finding.detail

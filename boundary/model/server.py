@@ -26,6 +26,10 @@ from boundary.model.record import JobRecord
 from boundary.model.responses import Responses
 from boundary.model.script import Script
 
+# A request that names itself a probe of the harness's own (the reach client's GETs, which may find the model's
+# bridge among the sockets a job sees): recorded as such, never as a stray request of some job.
+PROBE_HEADER = "X-Boundary-Probe"
+
 DIALECTS: tuple[Dialect, ...] = (ChatCompletions(), Messages(), Responses())
 
 
@@ -40,6 +44,8 @@ class ModelServer:
         self.socket_path = socket_path
         self.jobs: dict[str, tuple[Script, JobRecord]] = {}
         self.stray: list[str] = []  # requests no job claimed
+        # the harness's own probes (PROBE_HEADER) that found the model: the one service a job may reach
+        self.probes: list[str] = []
         self._lock = threading.Lock()
         self._server: _UnixHTTPServer | None = None
 
@@ -150,5 +156,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
 
     def _refuse(self) -> None:
-        self.server.model.stray.append(f"{self.command} {self.path}")
+        model = self.server.model
+        (model.probes if self.headers.get(PROBE_HEADER) else model.stray).append(f"{self.command} {self.path}")
         self.send_error(404, "no such scripted job")

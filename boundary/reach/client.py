@@ -30,6 +30,10 @@ import urllib.request
 from typing import Any
 
 TIMEOUT_S = 2.0
+# Every GET says it is this client's: one that finds the model's bridge (a runner may bind it into a container as a
+# socket) must not read as a stray request of some job to the model server (its PROBE_HEADER; the client is copied
+# into jobs alone, so it imports nothing of the harness).
+PROBE_HEADER = "X-Boundary-Probe"
 MAX_FOUND = 400
 DISCOVER_S = 60.0  # every socket and listener tried within this, or the cut is said
 ANY_ADDRESS = {"0.0.0.0": "127.0.0.1", "::": "::1"}  # a listener on every address, reached on loopback
@@ -69,7 +73,7 @@ def http_over(sock: socket.socket, connect_to: Any, host: str) -> str:
         sock.settimeout(TIMEOUT_S)
         sock.connect(connect_to)
         stage = "send"
-        sock.sendall(f"GET / HTTP/1.0\r\nHost: {host}\r\nMetadata-Flavor: Google\r\n\r\n".encode())
+        sock.sendall(f"GET / HTTP/1.0\r\nHost: {host}\r\nMetadata-Flavor: Google\r\n{PROBE_HEADER}: 1\r\n\r\n".encode())
         stage = "recv"
         data = b""
         while len(data) < 4096 and (chunk := sock.recv(4096)):
