@@ -52,7 +52,7 @@ def _tools_versions(_: argparse.Namespace) -> int:
 
 def _doctor(args: argparse.Namespace) -> int:
     os.environ[tools.SOURCE_ENV] = args.tools
-    checks = doctor.run_checks(args.sandbox, args.host)
+    checks = doctor.run_checks(args.sandbox, args.host, examples=True)
     if args.json:
         print(json.dumps([vars(check) for check in checks], indent=2))
     else:

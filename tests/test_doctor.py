@@ -12,7 +12,7 @@ import pytest
 
 from boundary.host.properties import LEGACY_TIOCSTI
 from boundary.toolchain import doctor, namespace_diagnosis
-from boundary.toolchain.doctor import Check, first_problem, format_checks, run_checks
+from boundary.toolchain.doctor import Check, check_podman_example, first_problem, format_checks, run_checks
 
 SysctlSetter = Callable[..., None]
 FakeCommand = Callable[[str, str], None]
@@ -235,6 +235,7 @@ def test_npm_tools_not_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         ("passthrough", []),
         ("none", []),
         ("firejail", ["sandbox", "unprivileged namespaces", "seccomp"]),
+        ("podman", ["sandbox", "unprivileged namespaces", "seccomp", "podman example runner"]),
     ],
 )
 def test_every_sandbox_name_gets_the_checks_it_needs(sandbox: str, its_own: list[str]) -> None:
@@ -385,3 +386,14 @@ def test_container_host_boots_here_and_names_docker_when_missing(
     monkeypatch.setenv("PATH", str(tmp_path))
     missing = check_host("container")
     assert not missing.ok and "no `docker` command" in missing.detail and "apt-get install docker.io" in missing.detail
+
+
+def test_the_podman_example_says_what_it_lacks_and_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reported only for `doctor`, a failure when the run asks for that sandbox: either way one line with the fix."""
+    real_which = shutil.which
+    monkeypatch.setattr(shutil, "which", lambda name: None if name == "podman" else real_which(name))
+    reported, required = check_podman_example(info=True), check_podman_example(info=False)
+    assert reported.ok and reported.info and "podman is not on PATH" in reported.detail
+    assert "just runner-image" in reported.detail
+    assert not required.ok and required.fix == "apt-get install podman debootstrap && just runner-image"
+    assert [c.name for c in run_checks("srt", host=None, examples=True)][-1] == "podman example runner"

@@ -257,18 +257,41 @@ def check_tiocsti() -> Check:
     )
 
 
-def run_checks(sandbox: str = "srt", host: str | None = "namespace") -> list[Check]:
+PODMAN_EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "runners" / "podman"
+
+
+def check_podman_example(info: bool) -> Check:
+    """What the podman example runner needs: podman, and its job image (built once by `just runner-image`).
+    Reported only (`info`), unless the run asks for that sandbox."""
+    name = "podman example runner"
+    fix = "apt-get install podman debootstrap && just runner-image"
+    if shutil.which("podman") is None:
+        problem = "podman is not on PATH"
+    else:
+        ran = run(["bash", str(PODMAN_EXAMPLE / "image.sh"), "--check"], "the podman example's image check")
+        if ran.code == 0:
+            return Check(name, True, f"podman and its job image {ran.stdout.strip()}: ready", info=info)
+        problem = first_line(ran.stderr) or "its job image is not built"
+    if info:
+        return Check(name, True, f"not ready: {problem} (to use it: {fix})", info=True)
+    return Check(name, False, problem, fix)
+
+
+def run_checks(sandbox: str = "srt", host: str | None = "namespace", examples: bool = False) -> list[Check]:
     """Every check, in order; the host is tried last of those that can fail, and only when everything it needs is
-    there (None: skip); then what is reported only."""
+    there (None: skip); then what is reported only (`examples`: what the example runners need, too)."""
     checks = [check_commands(sandbox), check_tools(), check_node()]
     if sandbox in BWRAP_SANDBOXES:
         checks.append(check_bwrap())
     elif sandbox not in NO_SANDBOX:
         checks += [check_unknown_sandbox(sandbox), check_user_namespaces(), check_seccomp()]
+    if sandbox == "podman":
+        checks.append(check_podman_example(info=False))
     checks.append(check_unshare())
     if host is not None and all(check.ok for check in checks):
         checks.append(check_host(host))
-    return [*checks, check_tiocsti()]
+    extra = [check_podman_example(info=True)] if examples and sandbox != "podman" else []
+    return [*checks, check_tiocsti(), *extra]
 
 
 def format_checks(checks: list[Check]) -> list[str]:

@@ -167,7 +167,7 @@ function writeExecutable(file, text) {
 }
 
 // Regular files under `root`, not following symlinks (node_modules in the config directory is one).
-function filesUnder(root) {
+export function filesUnder(root) {
   const found = []
   for (const entry of fs.readdirSync(root, { withFileTypes: true })) {
     const full = path.join(root, entry.name)

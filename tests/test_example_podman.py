@@ -1,0 +1,105 @@
+"""The podman example runner (examples/runners/podman): each job's agent in a container of its own.
+
+Live: it passes every opencode scenario of the default run with no INCONCLUSIVE cell, the container credited where
+it refused; its defective copies fail named — the runner's state mounted read-only "for the account database"
+(cross_job LEAKED, the credential too) and a package cache shared by the account's jobs (the sweep names it).
+And it answers every verb with no finding, its launcher binding nothing of the runner's state but the job's own.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from live import run_suite
+
+from boundary.layout import create_repository
+from boundary.runners.check import check_runner
+from boundary.runners.command import CommandRunner
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "runners" / "podman"
+RUNNER = f"node {EXAMPLE / 'runner.mjs'}"
+IMAGE_TIMEOUT_S = 900
+live = pytest.mark.live
+
+
+@pytest.fixture(scope="module")
+def image() -> str:
+    """The example's job image, built once (debootstrap + podman import, about a minute; cached by its recipe)."""
+    missing = [tool for tool in ("podman", "debootstrap") if shutil.which(tool) is None]
+    if missing:
+        pytest.fail(f"the podman example needs {', '.join(missing)}: apt-get install {' '.join(missing)}")
+    built = subprocess.run(
+        ["bash", str(EXAMPLE / "image.sh")], capture_output=True, text=True, timeout=IMAGE_TIMEOUT_S, check=False
+    )
+    assert built.returncode == 0, f"image.sh failed:\n{built.stderr[-3000:]}"
+    return built.stdout.strip()
+
+
+@live
+def test_the_example_passes_every_scenario_with_the_container_named(pytester: pytest.Pytester, image: str) -> None:
+    result, report = run_suite(pytester, "--runner-cmd", RUNNER)
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    names = {"cross_job", "cross_job_writes", "tamper", "hostile_repository", "sweep", "after_removal"}
+    names |= {"reach", "escalation", "sessions"}
+    assert set(report["scenarios"]) == {f"opencode/{name}" for name in names}
+    for part in report["scenarios"].values():
+        assert {r["verdict"] for r in part["results"]} == {"DENIED"}
+    sweep = report["scenarios"]["opencode/sweep"]["results"]
+    # A's processes live in A's container: B's agent, in its own, can number none of them.
+    processes = [r for r in sweep if r["target"] == "processes" and r["channel"] in ("read_tool", "grep_tool")]
+    assert processes and all(r["layer"] == "OS sandbox" and "PID namespace" in r["detail"] for r in processes)
+    reach = report["scenarios"]["opencode/reach"]["results"]
+    assert {r["layer"] for r in reach if r["channel"] == "shell"} == {"OS sandbox"}
+
+
+@live
+def test_the_runners_state_mounted_read_only_leaks_every_other_job(pytester: pytest.Pytester, image: str) -> None:
+    defective = f"node {EXAMPLE / 'state-readonly.mjs'}"
+    result, report = run_suite(pytester, "--runner-cmd", defective, "--scenario", "cross_job")
+    assert result.ret == 1
+    verdicts = {(r["target"], r["channel"]): r["verdict"] for r in report["scenarios"]["opencode/cross_job"]["results"]}
+    assert verdicts[("checkout_file", "shell_cat_computed")] == "LEAKED"
+    assert verdicts[("runner_secret", "anywhere")] == "LEAKED"
+    result.stdout.fnmatch_lines(["*LEAKED: checkout_file via shell_cat_computed*", "*RESULT: FAIL*"])
+
+
+@live
+def test_a_package_cache_shared_by_the_accounts_jobs_is_found_by_the_sweep(
+    pytester: pytest.Pytester, image: str
+) -> None:
+    defective = f"node {EXAMPLE / 'shared-cache.mjs'}"
+    result, report = run_suite(pytester, "--runner-cmd", defective, "--scenario", "sweep")
+    assert result.ret == 1
+    found = [r for r in report["scenarios"]["opencode/sweep"]["results"] if r["verdict"] == "LEAKED"]
+    assert [(r["target"], r["channel"]) for r in found] == [("discovered_places", "shell_sweep")]
+    assert "/var/cache/npm (found by env-npm_config_cache)" in found[0]["detail"]
+
+
+# Not live, but they need podman and the image (built by the fixture): `.ci/run` runs them with the live tests.
+@live
+@pytest.mark.parametrize("variant", ["runner.mjs", "shared-cache.mjs", "state-readonly.mjs"])
+def test_each_variant_answers_every_verb_with_no_warning(variant: str, image: str) -> None:
+    said: list[str] = []
+    assert check_runner(f"node {EXAMPLE / variant}", None, said.append) == [], "\n".join(said)
+
+
+@live
+def test_the_launcher_binds_nothing_of_the_state_but_the_jobs_own(tmp_path: Path, image: str) -> None:
+    """Every path it mounts that lies under STATE is one of the job's places, podman's socket directory for the
+    job, or the empty directory it hides a project's agent files with: no other job, no account, no credential."""
+    state, repository = tmp_path / "state", create_repository(tmp_path / "repo.git", {"README.md": "x\n"})
+    example = CommandRunner(RUNNER)
+    example.setup(state, repository, "a secret")
+    job = example.create_job("job-a", "http://127.0.0.1:4010/jobs/a/v1")
+    launcher = Path(job.argv[0]).read_text()
+    mounted = {Path(p) for p in re.findall(r"-v '?([^:' ]+):", launcher)}
+    under_state = {p for p in mounted if p.is_relative_to(state)}
+    paths = job.paths
+    own = {paths.checkout, paths.data, paths.scratch, paths.private, state / "podman" / "jobs" / "job-a"}
+    own |= {state / "podman" / "empty", Path(paths.private or "") / "config"}
+    assert under_state and under_state <= own, under_state - own
+    assert not any(p.is_relative_to(state / "accounts") for p in mounted)
