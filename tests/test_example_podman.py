@@ -2,7 +2,8 @@
 
 Live: it passes every opencode scenario of the default run with no INCONCLUSIVE cell, the container credited where
 it refused; its defective copies fail named — the runner's state mounted read-only "for the account database"
-(cross_job LEAKED, the credential too) and a package cache shared by the account's jobs (the sweep names it).
+(cross_job LEAKED, the credential too), a package cache shared by the account's jobs, the host's network and the
+host's PID namespace (each named by the sweep).
 And it answers every verb with no finding, its launcher binding nothing of the runner's state but the job's own.
 """
 
@@ -68,15 +69,24 @@ def test_the_runners_state_mounted_read_only_leaks_every_other_job(pytester: pyt
 
 
 @live
-def test_a_package_cache_shared_by_the_accounts_jobs_is_found_by_the_sweep(
-    pytester: pytest.Pytester, image: str
+@pytest.mark.parametrize(
+    ("variant", "leaked", "named"),
+    [
+        ("shared-cache.mjs", {("discovered_places", "shell_sweep")}, "/var/cache/npm (found by env-npm_config_cache)"),
+        ("host-network.mjs", {("ipc/abstract_socket", "shell_sweep")}, "reached job A's abstract_socket"),
+        ("host-pid.mjs", {("environment", "proc_sweep"), ("processes", "proc_sweep")}, "/environ:BOUNDARY-"),
+    ],
+)
+def test_a_container_mistake_is_found_by_the_sweep(
+    pytester: pytest.Pytester, image: str, variant: str, leaked: set[tuple[str, str]], named: str
 ) -> None:
-    defective = f"node {EXAMPLE / 'shared-cache.mjs'}"
-    result, report = run_suite(pytester, "--runner-cmd", defective, "--scenario", "sweep")
+    """A package cache shared by the account's jobs, the host's network (shared abstract sockets), the host's PID
+    namespace (another job's environment and files through /proc): each fails LEAKED in its own cells only."""
+    result, report = run_suite(pytester, "--runner-cmd", f"node {EXAMPLE / variant}", "--scenario", "sweep")
     assert result.ret == 1
     found = [r for r in report["scenarios"]["opencode/sweep"]["results"] if r["verdict"] == "LEAKED"]
-    assert [(r["target"], r["channel"]) for r in found] == [("discovered_places", "shell_sweep")]
-    assert "/var/cache/npm (found by env-npm_config_cache)" in found[0]["detail"]
+    assert {(r["target"], r["channel"]) for r in found} == leaked
+    assert any(named in r["detail"] for r in found), found
 
 
 # Not live, but they need podman and the image (built by the fixture): `.ci/run` runs them with the live tests.

@@ -209,6 +209,12 @@ export class PodmanRunner extends OpencodeRunner {
     return super.prepareJob(paths, modelUrl)
   }
 
+  // What keeps the container apart from the host and from the account's other jobs: podman's own namespaces
+  // (PID, IPC, UTS, mount) and a network of its own with loopback only; a read-only root; no capabilities.
+  isolation() {
+    return ["--network=none", "--read-only", "--cap-drop=all", "--security-opt=no-new-privileges"]
+  }
+
   launcherScript(paths) {
     const { readWrite, readOnly, scratch } = this.mounts(paths)
     const podmanEnv = Object.entries(this.podmanEnv(paths.state)).map(([key, value]) => `${key}=${shellQuote(value)}`)
@@ -235,8 +241,8 @@ rm -f ${shellQuote(socket)}
 socat UNIX-LISTEN:${shellQuote(socket)},fork TCP:127.0.0.1:${port} </dev/null >/dev/null 2>&1 &
 bridge=$!
 until [ -S ${shellQuote(socket)} ]; do sleep 0.01; done
-args=(run --rm --pull=never --name ${shellQuote(this.containerName(paths))} --network=none --read-only
-  --cap-drop=all --security-opt=no-new-privileges --workdir ${shellQuote(paths.checkout)}
+args=(run --rm --pull=never --name ${shellQuote(this.containerName(paths))} ${this.isolation().join(" ")}
+  --workdir ${shellQuote(paths.checkout)}
   ${binds.join("\n  ")})
 made=()
 for relative in ${PROJECT_PROTECTED.map(shellQuote).join(" ")}; do
