@@ -32,8 +32,29 @@ class JobOutcome:
         if self.exit_code is None:
             return f"job {self.name} timed out after {self.wall_s:.0f} s (transcript: {self.transcript})"
         if self.exit_code != 0:
-            return f"job {self.name} exited {self.exit_code} (transcript: {self.transcript})"
+            why = untraceable(self.transcript)
+            return f"job {self.name} exited {self.exit_code} (transcript: {self.transcript}){why}"
         return None
+
+
+# gVisor's ptrace platform traces its own processes, which it cannot do under the harness's `strace -f`: its
+# sandbox dies at start, and runsc says only that ("cannot create sandbox … waiting for sandbox to start").
+_GVISOR_UNDER_STRACE = "cannot create sandbox: cannot read client sync file: waiting for sandbox to start"
+
+
+def untraceable(transcript: Path) -> str:
+    """Why a job that failed at start may be one the harness cannot trace ('' when nothing says so)."""
+    try:
+        text = transcript.read_text(errors="replace")[-20_000:]
+    except OSError:
+        return ""
+    if _GVISOR_UNDER_STRACE not in text:
+        return ""
+    return (
+        ". Its gVisor sandbox never started: with the ptrace platform runsc cannot run under boundary's network "
+        "trace (strace -f), as its own processes must be traced by it (docs/runner-protocol.md, a job in a "
+        "user-space kernel)"
+    )
 
 
 def run_job(
