@@ -68,8 +68,9 @@ from boundary.scenarios.reach_tools import CHANNEL as ANY_TOOL
 from boundary.scenarios.reach_tools import UrlPlan, judge_place
 from boundary.verdict import UNRECOGNISED, Finding, Verdict, recognise_layer
 
-# The shell's words for a client whose interpreter is not there (`exec /usr/bin/python3 …` in bash or sh).
-NO_INTERPRETER = re.compile(r"python[0-9.]*: (No such file or directory|not found|command not found)")
+# The shell's words for a client whose interpreter it cannot run (`exec /usr/bin/python3 …` in bash or sh): not
+# there, or not for this job's user (a harness's Python under a directory only root may enter).
+NO_INTERPRETER = re.compile(r"python[0-9.]*: (No such file or directory|not found|command not found|Permission denied)")
 
 # The harness's own note in an agent's answer (boundary.verdict.HARNESS_NOTE, where that exists): what it could not
 # read may hold anything.
@@ -212,9 +213,9 @@ class Judge:
             why.append("the client did not finish (no `REACH done`): what it did not print proves nothing")
         if result is not None and channel in SHELL_CHANNELS and not parse(result) and NO_INTERPRETER.search(result):
             why.append(
-                f"the client never started: the job's shell has no Python 3 at the path it runs the client under "
-                f"({' '.join(result.split())[:160]}). It needs one at that path in the job's view: a container's "
-                "image needs python3"
+                f"the client never started: the job's shell cannot run the Python 3 it runs the client under "
+                f"({' '.join(result.split())[:160]}). It needs one at that path that the job's user may run: a "
+                "container's image needs python3"
             )
         if why or result is None:
             return Finding(Verdict.INCONCLUSIVE, "", "; ".join(why))

@@ -230,13 +230,20 @@ def test_other_harness_runs_are_recognised_by_the_plugins_prefix():
     assert plugin_setup.WORKDIR_PREFIX == RUNS_PREFIX
 
 
-@pytest.mark.parametrize("layer", ["OS sandbox", "container"])
+@pytest.mark.parametrize("layer", ["OS sandbox", "container", "OS user"])
 @pytest.mark.parametrize("channel", ["shell", "shell_discovered"])
-def test_a_client_whose_interpreter_is_missing_never_counts_as_a_denial(layer, channel):
-    """A container image without Python 3: the shell says `No such file or directory`, a text the runner's OS
-    layer claims under whatever name. The client never ran, so nothing was tried: INCONCLUSIVE, saying why."""
-    missing = "bash: line 1: /usr/bin/python3: No such file or directory\n"
-    runner = SimpleNamespace(denials={layer: ("No such file or directory",), "agent permission": (PERMISSION,)})
+@pytest.mark.parametrize(
+    "missing",
+    [
+        "bash: line 1: /usr/bin/python3: No such file or directory\n",  # a container image without Python 3
+        "bash: line 1: /tmp/tmp.x/.venv/bin/python: Permission denied\n",  # a user who may not enter a 0700 /tmp/tmp.x
+    ],
+)
+def test_a_client_whose_interpreter_cannot_run_never_counts_as_a_denial(layer, channel, missing):
+    """The shell says `No such file or directory` or `Permission denied`, texts the runner's OS layer claims under
+    whatever name. The client never ran, so nothing was tried: INCONCLUSIVE, saying why."""
+    denied = ("No such file or directory", "Permission denied")
+    runner = SimpleNamespace(denials={layer: denied, "agent permission": (PERMISSION,)})
     judged = Judge(runner, {SHELL_CALL: missing}, OWN, PUBLIC_TOKEN, [], {}, UrlPlan())  # type: ignore[arg-type]
     finding = judged.cell(("runner_api_tcp", channel), TARGETS)
     assert finding.verdict is Verdict.INCONCLUSIVE, finding

@@ -45,6 +45,8 @@ PACKAGES = (
     "strace",
     "ripgrep",
     "git",
+    # what reach's client runs under in a job of any user (the harness's own Python may lie where one cannot go)
+    "python3",
     # shared libraries the bind-mounted Python and node load (libz, libexpat and libstdc++ come with the above)
     "libssl3",
     "libffi8",
