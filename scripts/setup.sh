@@ -18,7 +18,7 @@ PYTHON_ONLY=""
 case "${1:-}" in
   --container) CONTAINER=1; APT_PACKAGES+=(docker.io debootstrap) ;;
   --podman) PODMAN=1; APT_PACKAGES+=(podman debootstrap) ;;
-  --dev) CONTAINER=1; PODMAN=1; APT_PACKAGES+=(docker.io debootstrap podman nix-bin chromium) ;;
+  --dev) CONTAINER=1; APT_PACKAGES+=(docker.io debootstrap podman nix-bin chromium) ;;
   --python) PYTHON_ONLY=1; APT_PACKAGES=() ;;
 esac
 PYTHON=${PYTHON:-python3}  # the interpreter the virtual environment is made from

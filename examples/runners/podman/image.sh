@@ -43,7 +43,8 @@ if podman image exists "$tag"; then
 fi
 if [ "${1:-}" = "--check" ]; then echo "image.sh: the job image $tag is not built. Build it: bash $0" >&2; exit 1; fi
 need debootstrap
-work=$(mktemp -d)
+# Beside the store, not in /tmp: debootstrap makes device nodes, which a nodev /tmp (a tmpfs) refuses.
+work=$(mktemp -d -p "$home" build.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 # The mirror apt already uses here (one-line or deb822 sources), else Debian's own.

@@ -11,14 +11,15 @@
 //
 // What keeps one job out of another's data:
 // - The container sees, at the same paths as the host: the job's checkout, data directory and TMPDIR
-//   (read-write), its runner files (the files read-only), the opencode executable and the pre-installed
-//   plugin SDK (read-only). Nothing else of STATE: no other job, no credential, no account directory.
+//   (read-write), its runner files, the opencode executable and the pre-installed plugin SDK (read-only), and
+//   the agent's config directory as a copy made at each start. Nothing else of STATE: no other job, no
+//   credential, no account directory. The checkout's .git is read-only, its agent files hidden.
 // - Each job has a database of its own (OPENCODE_DB in its data directory): a shell in the same container
 //   as the agent reads whatever the agent reads, so an account database shared by jobs could not be kept
 //   from it. Restarting a job continues its own sessions; no job sees another's.
 // - The container's root is read-only, every capability dropped, no new privileges; it has its own PID,
-//   IPC, mount and UTS namespaces, and the network of the namespace the runner is started in (boundary
-//   gives each job one with only the model in it).
+//   IPC, mount, UTS and network namespaces (loopback only), and reaches the model through a socket the
+//   launcher bridges to MODEL_URL: no other job's listeners or abstract sockets are in reach.
 // - Agent permissions and the guard plugin stay as in ../opencode: they refuse in their own words before
 //   the container is asked, and `task` still may not continue a session the job did not start.
 // - podman keeps its containers, run-time state and locks under STATE (its own storage.conf and
