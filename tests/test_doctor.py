@@ -243,7 +243,9 @@ def test_every_sandbox_name_gets_the_checks_it_needs(sandbox: str, its_own: list
     checks = run_checks(sandbox, host=None)
     before, after = ["commands on PATH", "pinned npm tools", "node engines"], ["job namespaces", LEGACY_TIOCSTI]
     assert [check.name for check in checks] == [*before, *its_own, *after]
-    assert all(check.ok for check in checks), "\n".join(format_checks(checks))
+    # The podman example's image is this host's state (built by `just runner-image`): its own test below.
+    host_state = {"podman example runner"}
+    assert all(check.ok for check in checks if check.name not in host_state), "\n".join(format_checks(checks))
 
 
 def test_an_unknown_sandbox_is_said_to_be_unknown_and_never_fails_for_it() -> None:
