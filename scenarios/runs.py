@@ -101,6 +101,7 @@ class ScenarioRuns:
             ):
                 session = Session(name, server, directory, self.job_timeout_s, record.jobs)
                 session.progress, session.host, session.floor = self.progress, host, floor
+                session.network_watch = getattr(runner, "network_watch", "trace")  # a Python runner may set it
                 session.health = HostHealth(host, (*DEFAULT_UNITS, *self.units))
                 session.health.take("at baseline")
                 try:

@@ -250,11 +250,14 @@ def test_a_task_tool_that_continues_any_session_is_caught_and_named(pytester: py
     assert cells["job_a_canaries"]["verdict"] == "LEAKED"
 
 
-def test_phoning_home_fails_the_network_check(pytester: pytest.Pytester) -> None:
-    """A runner that lets opencode fetch its model catalog: the job tries DNS beyond loopback."""
-    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:PhonesHome", "-k", "reach_only_the_model", *CROSS_JOB)
+@pytest.mark.parametrize(("runner", "watch"), [("PhonesHome", "trace"), ("PhonesHomeSeenByPackets", "packets")])
+def test_phoning_home_fails_the_network_check(pytester: pytest.Pytester, runner: str, watch: str) -> None:
+    """A runner that lets opencode fetch its model catalog: the job tries DNS beyond loopback, seen either way."""
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:{runner}", "-k", "reach_only_the_model", *CROSS_JOB)
     assert result.ret == 1
-    assert not all(job["network"]["clean"] for job in scenario(report)["jobs"])
+    jobs = scenario(report)["jobs"]
+    assert not all(job["network"]["clean"] for job in jobs)
+    assert {job["network"]["observed_by"] for job in jobs} == {watch}
     result.stdout.fnmatch_lines(["*FAILED*test_jobs_reach_only_the_model*"])
 
 

@@ -66,15 +66,16 @@ def run_job(
     enter: tuple[str, ...] = (),
     pod: Pod | None = None,
 ) -> JobOutcome:
-    """Run the job in its own namespaces, or in `pod`'s, shared with other jobs (then it must be traced)."""
+    """Run the job in its own namespaces, or in `pod`'s (shared with other jobs, or watched by packets)."""
     started = time.monotonic()
     fds: tuple[int, ...] = ()
     with transcript.open("w") as out, ExitStack() as stack:
         if pod is not None:
-            if trace is None:
-                raise ValueError("a job in a shared namespace is always traced")
-            trace_fd = stack.enter_context(trace.open("w")).fileno()
-            argv, fds = pod.wrap(job.argv, job.checkout, trace_fd), (trace_fd,)
+            if trace is None and pod.packets is None:
+                raise ValueError("a job in a shared namespace is always watched: traced, or by its pod's packets")
+            trace_fd = stack.enter_context(trace.open("w")).fileno() if trace is not None else None
+            argv = pod.wrap(job.argv, job.checkout, trace_fd)
+            fds = (trace_fd,) if trace_fd is not None else ()
         else:
             argv = wrap(job.argv, job.checkout, model_socket, trace, enter)
         process = subprocess.Popen(
@@ -108,15 +109,21 @@ def run_terminal_job(
     trace: Path | None,
     operator: Operator,
     enter: tuple[str, ...] = (),
+    pod: Pod | None = None,
 ) -> JobOutcome:
     """Run the job as `run_job` does (own namespaces, traced), but on a pseudo-terminal that `operator` types into.
 
-    The transcript is the raw terminal output. Not in a pod: strace there writes to an inherited fd, which
-    a pty's fork does not pass.
+    The transcript is the raw terminal output. In a pod only when its packets are watched: strace there writes
+    to an inherited fd, which a pty's fork does not pass.
     """
     started = time.monotonic()
     deadline = started + timeout_s
-    argv = wrap(job.argv, job.checkout, model_socket, trace, enter)
+    if pod is not None and (trace is not None or pod.packets is None):
+        raise ValueError("a terminal job runs in a pod only untraced, its network watched by the pod's packets")
+    if pod is not None:
+        argv = pod.wrap(job.argv, job.checkout, None)
+    else:
+        argv = wrap(job.argv, job.checkout, model_socket, trace, enter)
     exit_code: int | None = None
     with transcript.open("wb") as out:
         child = pexpect.spawn(argv[0], argv[1:], env=job.env, cwd=str(job.checkout), dimensions=(50, 200))

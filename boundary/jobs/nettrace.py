@@ -29,6 +29,7 @@ class NetworkUse:
     problem: str | None = None  # why the trace could not be read; None: it was read
     # (destination, the program that reached for it), for the record
     by: tuple[tuple[str, str], ...] = field(default=(), kw_only=True)
+    observed_by: str = field(default="trace", kw_only=True)  # "trace" (strace -f) or "packets" (packets.py)
 
     @property
     def foreign(self) -> list[str]:
@@ -40,6 +41,8 @@ class NetworkUse:
         if self.problem:
             return self.problem
         if MODEL not in self.inet:
+            if self.observed_by == "packets":
+                return "the packet capture shows no connection to the scripted model, so it proves nothing"
             return "the trace shows no connection to the scripted model, so it proves nothing (strace saw nothing?)"
         return None
 
@@ -53,6 +56,8 @@ class NetworkUse:
         reason = self.unproven
         if reason:
             return f"INCONCLUSIVE: {reason}"
+        if self.observed_by == "packets":
+            return "the scripted model only (seen by a packet capture in the job's namespace)"
         return f"the scripted model only; unix sockets: {', '.join(sorted(self.unix)) or 'none'}"
 
     def _named(self, destinations: list[str]) -> list[str]:

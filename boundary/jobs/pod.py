@@ -21,10 +21,11 @@ import psutil
 
 from boundary import proc
 from boundary.jobs.netns import BRIDGE_PORT, TRACED, NetnsError
+from boundary.jobs.packets import ROUTE_EVERYTHING_TO_LOOPBACK, PacketWatch
 
 _INIT = """set -e
 ip link set lo up
-socat TCP-LISTEN:{port},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:{socket} </dev/null >/dev/null 2>&1 &
+{routes}socat TCP-LISTEN:{port},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:{socket} </dev/null >/dev/null 2>&1 &
 mount -t tmpfs -o size=64k,mode=0700 boundary-hidden {records}
 for i in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && break; sleep 0.02; done
 echo ready
@@ -50,14 +51,20 @@ sys.exit(code)
 
 
 class Pod:
-    def __init__(self, model_socket: Path, records: Path, enter: tuple[str, ...] = ()) -> None:
+    """`packets`: the pod's network is watched by a packet capture (packets.py) instead of tracing each job."""
+
+    def __init__(self, model_socket: Path, records: Path, enter: tuple[str, ...] = (), packets: bool = False) -> None:
         self.model_socket, self.records, self.enter = model_socket, records, enter
+        self.watch_packets = packets
+        self.packets: PacketWatch | None = None  # running while the pod is, when `packets`
         self._process: subprocess.Popen[str] | None = None
         self.pid: int | None = None  # its init, as this process sees it
 
     def start(self) -> Pod:
         namespaces = ["--net", "--pid", "--fork", "--mount", "--mount-proc", "--kill-child"]
-        init = _INIT.format(port=BRIDGE_PORT, socket=shlex.quote(str(self.model_socket)), records=self.records)
+        routes = ROUTE_EVERYTHING_TO_LOOPBACK if self.watch_packets else ""
+        socket = shlex.quote(str(self.model_socket))
+        init = _INIT.format(port=BRIDGE_PORT, socket=socket, records=self.records, routes=routes)
         argv = [*proc.DIES_WITH_US, *self.enter, "unshare", *namespaces, "--", "bash", "-c", init]
         self._process = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True, start_new_session=True
@@ -67,19 +74,28 @@ class Pod:
             self.stop()
             raise NetnsError(f"expected the shared job namespace to come up; `{shlex.join(argv[:4])} …` did not")
         self.pid = _init_pid(self._process.pid)
+        if self.watch_packets:  # before any job runs; from this process, outside the pod's PID namespace
+            try:
+                self.packets = PacketWatch.start(Path(f"/proc/{self.pid}/ns/net"))
+            except OSError as error:
+                self.stop()
+                raise NetnsError(f"expected a packet capture in the job namespace; it failed: {error}") from None
         return self
 
-    def wrap(self, argv: list[str], cwd: Path, trace_fd: int) -> list[str]:
-        """argv run inside the pod, its whole process tree traced into `trace_fd` and reaped when it ends."""
+    def wrap(self, argv: list[str], cwd: Path, trace_fd: int | None) -> list[str]:
+        """argv run inside the pod, reaped when it ends; its whole process tree traced into `trace_fd` if given."""
         if self.pid is None:
             raise NetnsError("the shared job namespace is not running")
         strace = ["strace", "-f", "--seccomp-bpf", "-qq", "-e", TRACED, "-e", "signal=none"]
+        traced = [*strace, "-o", f"/dev/fd/{trace_fd}", "--"] if trace_fd is not None else []
         enter = ["nsenter", "-t", str(self.pid), "--net", "--pid", "--mount"]
         reaper = [sys.executable, "-c", _REAPER, str(cwd)]
-        return [*enter, *strace, "-o", f"/dev/fd/{trace_fd}", "--", *reaper, *argv]
+        return [*enter, *traced, *reaper, *argv]
 
     def stop(self) -> None:
         """End the namespace: its launcher's whole group (nsenter, unshare), so its init and every job process die."""
+        if self.packets is not None:
+            self.packets.stop()  # what it saw stays readable
         if self._process is not None:
             members = _tree(self._process.pid)
             with contextlib.suppress(ProcessLookupError):

@@ -72,6 +72,7 @@ class JobReport:
             if self.network is None
             else {
                 "clean": self.network.clean,
+                "observed_by": self.network.observed_by,
                 "inet": sorted(self.network.inet),
                 "unix": sorted(self.network.unix),
                 "explain": self.network.explain(),
@@ -86,7 +87,10 @@ class Session:
     workdir: Path
     timeout_s: float = 180.0
     jobs: list[JobReport] = field(default_factory=list)
-    trace_network: bool = True  # strace every job (~10% slower): proves no job touched the network
+    trace_network: bool = True  # watch every job's network (strace: ~10% slower): proves no job touched it
+    # How: "trace" (strace -f each job), or "packets" (a capture in each job's namespace, for a sandbox that
+    # cannot run under ptrace; every job then runs in a namespace of its own, as a pod of one).
+    network_watch: str = "trace"
     progress: Callable[[str], None] = print
     host: Host | None = None  # jobs run inside it when set
     health: HostHealth | None = None
@@ -101,13 +105,16 @@ class Session:
         records = self.workdir / "transcripts"
         records.mkdir(parents=True, exist_ok=True)
         try:
-            with Pod(self.server.socket_path, records, self._enter()) as pod:
+            with self._new_pod(records) as pod:
                 self.pod = pod
                 yield pod
         finally:
             self.pod = None
             if self.health is not None:  # what its jobs left running is seen once the namespace is gone
                 self.health.take(f"after {self.scenario}'s shared namespace")
+
+    def _new_pod(self, records: Path) -> Pod:
+        return Pod(self.server.socket_path, records, self._enter(), packets=self.network_watch == "packets")
 
     def create_job(self, runner: Runner, name: str) -> Job:
         job = runner.create_job(name, model_url(f"{self.scenario}.{name}"))
@@ -204,21 +211,23 @@ class Session:
         key += label or (".resumed" if resumed else "")
         transcripts = self.workdir / "transcripts"
         transcripts.mkdir(parents=True, exist_ok=True)
-        trace = transcripts / f"{key}.strace" if self.trace_network else None
+        packets = self.trace_network and self.network_watch == "packets"
+        trace = transcripts / f"{key}.strace" if self.trace_network and not packets else None
         calls = len(script.call_ids())
         self.progress(f"[boundary] {time.strftime('%H:%M:%S')} job {key} started: {calls} scripted tool calls")
         strays_before = len(self.server.stray)
         started_at = time.time()
         self._run_hooks(job)
-        with self._watching(key):
+        with self._watching(key), self._pod_for_packets(packets, transcripts) as pod:
             log = transcripts / f"{key}.log"
             if operator is None:
-                outcome = run_job(job, self.server.socket_path, log, self.timeout_s, trace, self._enter(), self.pod)
+                outcome = run_job(job, self.server.socket_path, log, self.timeout_s, trace, self._enter(), pod)
             elif self.pod is not None:
                 raise ValueError("a terminal job runs in its own namespaces, not in a shared one")
             else:
                 socket, enter = self.server.socket_path, self._enter()
-                outcome = run_terminal_job(job, socket, log, self.timeout_s, trace, operator, enter)
+                outcome = run_terminal_job(job, socket, log, self.timeout_s, trace, operator, enter, pod)
+            ended_at = time.time()
         self.progress(f"[boundary] {time.strftime('%H:%M:%S')} job {key} finished in {outcome.wall_s:.1f} s")
         floor_checkpoints(checkpoints)
         if self.health is not None and self.pod is None:  # in a pod: once it is gone (others may still run)
@@ -227,6 +236,8 @@ class Session:
         self.secret.search(f"job {key}'s output", outcome.transcript.read_bytes())
         problems = self._problems(key, outcome, record, self.server.stray[strays_before:])
         network = read_trace(trace) if trace else None
+        if packets and pod is not None and pod.packets is not None:
+            network = pod.packets.use(started_at, ended_at)
         offered = sorted(record.offered_union())
         self.jobs.append(
             JobReport(
@@ -242,6 +253,16 @@ class Session:
             )
         )
         return outcome, record
+
+    @contextmanager
+    def _pod_for_packets(self, packets: bool, records: Path) -> Iterator[Pod | None]:
+        """The namespace the job runs in: the shared one, or with `packets` one of its own (its capture starts
+        before the job does), else None (the job makes its own, traced)."""
+        if self.pod is not None or not packets:
+            yield self.pod
+            return
+        with self._new_pod(records) as pod:
+            yield pod
 
     def _enter(self) -> tuple[str, ...]:
         return tuple(self.host.enter()) if self.host is not None else ()

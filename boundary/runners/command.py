@@ -72,6 +72,7 @@ class CommandRunner:
         self.agent: Agent = offering(AGENTS[description.agent](), description.expected_tools)
         self.sandbox = DescribedSandbox(description.sandbox, description.sandbox_version, description.startup_failures)
         self.denials = dict(description.denials)
+        self.network_watch = description.network_watch  # "packets": its jobs cannot run under ptrace
 
     # -- the contract ---------------------------------------------------------------
     def setup(self, state: Path, repository: Path, secret: str) -> None:

@@ -34,6 +34,10 @@ class Description:
     denials: dict[str, tuple[str, ...]]
     expected_tools: frozenset[str]
     forbidden_tools: tuple[str, ...]
+    network_watch: str = "trace"  # how boundary watches jobs' network: "trace" (strace -f) or "packets"
+
+
+NETWORK_WATCHES = ("trace", "packets")
 
 
 @dataclass(frozen=True)
@@ -136,7 +140,15 @@ def read_describe(stdout: str) -> Description:
         denials=_denials(fields, agent),
         expected_tools=frozenset(_tools(fields, "expected_tools", agent)),
         forbidden_tools=_tools(fields, "forbidden_tools", agent),
+        network_watch=_network_watch(fields),
     )
+
+
+def _network_watch(fields: Fields) -> str:
+    watch = str(fields.get("network_watch", str, "trace"))
+    if watch not in NETWORK_WATCHES:
+        raise fields.error(f"expected one of {', '.join(NETWORK_WATCHES)}, got {watch!r}", "network_watch")
+    return watch
 
 
 def _denials(fields: Fields, agent: str) -> dict[str, tuple[str, ...]]:

@@ -150,6 +150,13 @@ class PhonesHome(OpencodeRunner):
         return env
 
 
+class PhonesHomeSeenByPackets(PhonesHome):
+    """The same, for a runner whose jobs boundary watches by packets (`network_watch`), not by strace."""
+
+    name = "phones-home-packets"
+    network_watch = "packets"
+
+
 # What codex-action's drop-sudo did: chmod(mode & 0o700) on root-owned sockets under /run.
 DROP_SUDO = """
 import os, stat
