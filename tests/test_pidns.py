@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psutil
@@ -13,6 +13,7 @@ import pytest
 
 from boundary import proc
 from boundary.jobs import pidns
+from boundary.scenarios.sweep.search import seen_from_a_sentry
 
 
 @pytest.fixture
@@ -41,3 +42,38 @@ def test_the_agent_is_found_by_the_program_it_runs(nested: int) -> None:
     sleep = Path(psutil.Process(nested).exe())
     assert pidns.running([sleep], [os.getpid(), nested]) == [nested]
     assert pidns.running([Path(sys.executable), Path("/nonexistent")], [nested]) == []
+
+
+@pytest.fixture
+def sentries() -> Iterator[Callable[[], tuple[int, int]]]:
+    """Makes a launcher (a shell) with a child that calls itself `runsc-sandbox`, as gVisor's Sentry does."""
+    made: list[subprocess.Popen[bytes]] = []
+
+    def make() -> tuple[int, int]:
+        launcher = subprocess.Popen(["bash", "-c", "(exec -a runsc-sandbox sleep 60) & wait"])
+        made.append(launcher)
+        child = proc.wait_until(lambda: next(iter(psutil.Process(launcher.pid).children()), None), 10.0)
+        assert child is not None and proc.wait_until(lambda: child.cmdline()[:1] == ["runsc-sandbox"], 10.0)
+        return launcher.pid, child.pid
+
+    yield make
+    for launcher in made:
+        for child in psutil.Process(launcher.pid).children(recursive=True):
+            child.kill()
+        launcher.kill()
+        launcher.wait()
+
+
+def test_a_job_in_a_sentry_of_its_own_is_out_of_another_sentrys_view(sentries: Callable[[], tuple[int, int]]) -> None:
+    (a_launcher, a_sentry), (b_launcher, b_sentry) = sentries(), sentries()
+    assert pidns.user_space_kernels([b_launcher]) == {b_sentry}
+    view = seen_from_a_sentry({b_sentry}, [a_launcher])
+    assert view.pids == [] and view.hidden is not None and f"another (pid {a_sentry})" in view.hidden
+
+
+def test_a_shared_sentry_or_one_not_found_claims_nothing(sentries: Callable[[], tuple[int, int]]) -> None:
+    """Job A's agent in B's own Sentry (or nowhere the harness can see): no verdict of "hidden", the cells stay
+    unknown (INCONCLUSIVE) unless a sweep finds A's canaries."""
+    launcher, sentry = sentries()
+    assert seen_from_a_sentry({sentry}, [launcher]).hidden is None
+    assert seen_from_a_sentry({sentry}, [os.getpid()]).hidden is None

@@ -14,6 +14,11 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+import psutil
+
+# The process of a gVisor sandbox that runs its Sentry: a user-space kernel with a process table of its own.
+GVISOR_SENTRY = "runsc-sandbox"
+
 NS_GET_PARENT = 0xB702  # ioctl on a namespace file: a file of its parent namespace (linux/nsfs.h)
 
 
@@ -77,3 +82,17 @@ def running(executables: Iterable[Path], among: Iterable[int]) -> list[int]:
             if (found.st_dev, found.st_ino) in wanted:
                 matched.append(pid)
     return matched
+
+
+def user_space_kernels(pids: Iterable[int]) -> set[int]:
+    """The gVisor Sentries among these processes and their descendants: each holds tasks the host's /proc does
+    not show as themselves, and shows its tasks only its own processes (no host process is ever in it)."""
+    found: set[int] = set()
+    for pid in pids:
+        with contextlib.suppress(psutil.Error):
+            root = psutil.Process(pid)
+            for member in (root, *root.children(recursive=True)):
+                with contextlib.suppress(psutil.Error):
+                    if member.cmdline()[:1] == [GVISOR_SENTRY]:
+                        found.add(member.pid)
+    return found

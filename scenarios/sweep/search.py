@@ -60,6 +60,8 @@ def process_view(session: Session, secret_a: str, job_b: Job, secret_b: str) -> 
     carrying = _carrying({secret_a, secret_b})
     a_pids, b_pids = carrying.get(secret_a, []), carrying.get(secret_b, [])
     agents = pidns.running((Path(word) for word in job_b.argv if os.path.isabs(word)), b_pids)
+    if not agents and (kernels := pidns.user_space_kernels(b_pids)):
+        return seen_from_a_sentry(kernels, a_pids)
     viewer = pidns.namespace_of(agents[0]) if agents else pidns.namespace_of(pod.pid)
     if viewer is None:
         return ProcessView([])
@@ -71,6 +73,22 @@ def process_view(session: Session, secret_a: str, job_b: Job, secret_b: str) -> 
         )
         return ProcessView([], why)
     return ProcessView(seen[:4])
+
+
+def seen_from_a_sentry(b_kernels: set[int], a_pids: list[int]) -> ProcessView:
+    """Job B's agent runs in a gVisor Sentry, whose /proc lists only its own tasks: A's processes are out of its view
+    when A's agent runs in a Sentry of its own (A's host processes never are in one). Where A's agent runs cannot
+    be told (no Sentry of A's: a shared one reached by `runsc exec`?), nothing is claimed: the pod's numbering
+    stands, and names nothing in there."""
+    a_kernels = pidns.user_space_kernels(a_pids)
+    if not a_kernels or a_kernels & b_kernels:
+        return ProcessView([])
+    why = (
+        f"job B's agent runs in a gVisor sandbox (its Sentry: pid {min(b_kernels)}), a kernel of its own whose /proc "
+        f"lists only its own tasks; job A's agent runs in another (pid {min(a_kernels)}), and none of A's "
+        f"{len(a_pids)} host processes is a task of B's"
+    )
+    return ProcessView([], why)
 
 
 def _carrying(secrets: set[str]) -> dict[str, list[int]]:

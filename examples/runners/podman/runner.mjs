@@ -41,15 +41,15 @@ import {
   shellQuote,
 } from "../opencode/runner.mjs"
 
-const IMAGE_SCRIPT = fileURLToPath(new URL("./image.sh", import.meta.url))
+export const IMAGE_SCRIPT = fileURLToPath(new URL("./image.sh", import.meta.url))
 // What the job's environment keeps out of the container: the launcher's own and the shell's bookkeeping.
-const HOST_ONLY_ENV = ["PWD", "OLDPWD", "SHLVL", "_", "CONTAINERS_CONF", "CONTAINERS_STORAGE_CONF"]
+export const HOST_ONLY_ENV = ["PWD", "OLDPWD", "SHLVL", "_", "CONTAINERS_CONF", "CONTAINERS_STORAGE_CONF"]
 const PODMAN_TIMEOUT_MS = 30_000
 // Where the container finds the model's socket (the host side is under STATE/podman/jobs/NAME).
-const MODEL_SOCKET_DIR = "/run/boundary-model"
+export const MODEL_SOCKET_DIR = "/run/boundary-model"
 // Where the container finds the runner's pristine agent configuration, copied at each start into a tmpfs at the
 // config directory's own path: opencode writes there as it starts, and what a job writes there dies with it.
-const PRISTINE_CONFIG_DIR = "/run/boundary-config"
+export const PRISTINE_CONFIG_DIR = "/run/boundary-config"
 // What shows the container refused: the kernel's words, and opencode's own for a file the container does not
 // have (its read tool names a path that exists on the host but not in here "File not found: PATH").
 export const CONTAINER_DENIALS = [...OS_DENIALS, "File not found: "]
@@ -108,7 +108,7 @@ export class PodmanRunner extends OpencodeRunner {
 
   setup(state, repository) {
     const { credentials } = super.setup(state, repository)
-    if (this.contained) this.writePodmanConfig(this.checkedState(state))
+    if (this.contained) this.prepareEngine(this.checkedState(state))
     return { credentials } // no account database: each job keeps its own
   }
 
@@ -118,7 +118,8 @@ export class PodmanRunner extends OpencodeRunner {
     return path.join(state, "podman")
   }
 
-  writePodmanConfig(state) {
+  // The container engine's own configuration, under STATE (a subclass with another engine writes its own).
+  prepareEngine(state) {
     const dir = this.podmanDir(state)
     fs.mkdirSync(this.emptyDir(state), { recursive: true })
     const image = podman.image()
@@ -205,9 +206,13 @@ export class PodmanRunner extends OpencodeRunner {
   }
 
   prepareJob(paths, modelUrl) {
+    this.prepareBridge(paths, modelUrl)
+    return super.prepareJob(paths, modelUrl)
+  }
+
+  prepareBridge(paths, modelUrl) {
     fs.mkdirSync(this.socketDir(paths), { recursive: true })
     this.modelPort = modelPort(modelUrl)
-    return super.prepareJob(paths, modelUrl)
   }
 
   // What keeps the container apart from the host and from the account's other jobs: podman's own namespaces
@@ -273,15 +278,18 @@ ${PRIVATE_RUN.map(shellQuote).join(" ")} "\${args[@]}" "$image" bash -c ${shellQ
   }
 
   removeJobPaths(paths) {
-    if (this.contained && fs.existsSync(this.podmanDir(paths.state))) {
-      // A job killed mid-run leaves its container behind (--rm never ran): remove it by name.
-      spawnSync(PRIVATE_RUN[0], [...PRIVATE_RUN.slice(1), "rm", "--force", "--ignore", this.containerName(paths)], {
-        env: { ...this.env, ...this.podmanEnv(paths.state) },
-        stdio: "ignore",
-        timeout: PODMAN_TIMEOUT_MS,
-      })
-    }
+    if (this.contained) this.removeContainer(paths)
     super.removeJobPaths(paths)
+  }
+
+  // A job killed mid-run leaves its container behind (--rm never ran): remove it by name.
+  removeContainer(paths) {
+    if (!fs.existsSync(this.podmanDir(paths.state))) return
+    spawnSync(PRIVATE_RUN[0], [...PRIVATE_RUN.slice(1), "rm", "--force", "--ignore", this.containerName(paths)], {
+      env: { ...this.env, ...this.podmanEnv(paths.state) },
+      stdio: "ignore",
+      timeout: PODMAN_TIMEOUT_MS,
+    })
   }
 }
 
