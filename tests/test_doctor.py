@@ -12,7 +12,7 @@ import pytest
 
 from boundary.host.properties import LEGACY_TIOCSTI
 from boundary.toolchain import doctor, namespace_diagnosis
-from boundary.toolchain.doctor import Check, check_podman_example, first_problem, format_checks, run_checks
+from boundary.toolchain.doctor import Check, check_example, first_problem, format_checks, run_checks
 
 SysctlSetter = Callable[..., None]
 FakeCommand = Callable[[str, str], None]
@@ -236,6 +236,7 @@ def test_npm_tools_not_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         ("none", []),
         ("firejail", ["sandbox", "unprivileged namespaces", "seccomp"]),
         ("podman", ["sandbox", "unprivileged namespaces", "seccomp", "podman example runner"]),
+        ("gvisor", ["sandbox", "unprivileged namespaces", "seccomp", "gvisor example runner"]),
     ],
 )
 def test_every_sandbox_name_gets_the_checks_it_needs(sandbox: str, its_own: list[str]) -> None:
@@ -243,8 +244,8 @@ def test_every_sandbox_name_gets_the_checks_it_needs(sandbox: str, its_own: list
     checks = run_checks(sandbox, host=None)
     before, after = ["commands on PATH", "pinned npm tools", "node engines"], ["job namespaces", LEGACY_TIOCSTI]
     assert [check.name for check in checks] == [*before, *its_own, *after]
-    # The podman example's image is this host's state (built by `just runner-image`): its own test below.
-    host_state = {"podman example runner"}
+    # The examples' images are this host's state (built by `just runner-image`): their own test below.
+    host_state = {"podman example runner", "gvisor example runner"}
     assert all(check.ok for check in checks if check.name not in host_state), "\n".join(format_checks(checks))
 
 
@@ -390,12 +391,22 @@ def test_container_host_boots_here_and_names_docker_when_missing(
     assert not missing.ok and "no `docker` command" in missing.detail and "apt-get install docker.io" in missing.detail
 
 
-def test_the_podman_example_says_what_it_lacks_and_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("sandbox", "engine"), [("podman", "podman"), ("gvisor", "runsc")])
+def test_each_container_example_says_what_it_lacks_and_how_to_get_it(
+    monkeypatch: pytest.MonkeyPatch, sandbox: str, engine: str
+) -> None:
     """Reported only for `doctor`, a failure when the run asks for that sandbox: either way one line with the fix."""
     real_which = shutil.which
-    monkeypatch.setattr(shutil, "which", lambda name: None if name == "podman" else real_which(name))
-    reported, required = check_podman_example(info=True), check_podman_example(info=False)
-    assert reported.ok and reported.info and "podman is not on PATH" in reported.detail
+    monkeypatch.setattr(shutil, "which", lambda name: None if name == engine else real_which(name))
+    reported, required = check_example(sandbox, info=True), check_example(sandbox, info=False)
+    assert reported.ok and reported.info and f"{engine} is not on PATH" in reported.detail
     assert "just runner-image" in reported.detail
-    assert not required.ok and required.fix == "apt-get install podman debootstrap && just runner-image"
-    assert [c.name for c in run_checks("srt", host=None, examples=True)][-1] == "podman example runner"
+    assert not required.ok and required.fix == f"apt-get install {engine} debootstrap && just runner-image"
+    names = [c.name for c in run_checks("srt", host=None, examples=True)]
+    assert names[-2:] == ["podman example runner", "gvisor example runner"]
+
+
+def test_an_example_without_its_image_says_how_to_build_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("BOUNDARY_CACHE", str(tmp_path))  # an empty cache: nothing built
+    missing = check_example("gvisor", info=False)
+    assert not missing.ok and "is not built" in missing.detail and "image.sh" in missing.detail

@@ -257,20 +257,36 @@ def check_tiocsti() -> Check:
     )
 
 
-PODMAN_EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "runners" / "podman"
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "runners"
+IMAGE_SCRIPT = EXAMPLES / "podman" / "image.sh"
 
 
-def check_podman_example(info: bool) -> Check:
-    """What the podman example runner needs: podman, and its job image (built once by `just runner-image`).
-    Reported only (`info`), unless the run asks for that sandbox."""
-    name = "podman example runner"
-    fix = "apt-get install podman debootstrap && just runner-image"
-    if shutil.which("podman") is None:
-        problem = "podman is not on PATH"
+@dataclass(frozen=True)
+class ExampleNeeds:
+    """What an example runner needs on this host: its engine's command, and the image.sh view of its image."""
+
+    engine: str  # the command on PATH
+    image_flag: str  # image.sh's flag that prints the image when it is built, and says how when not
+    packages: str  # the Debian packages that bring the engine and the image's recipe
+
+
+EXAMPLE_NEEDS = {
+    "podman": ExampleNeeds("podman", "--check", "podman debootstrap"),
+    "gvisor": ExampleNeeds("runsc", "--rootfs", "runsc debootstrap"),
+}
+
+
+def check_example(sandbox: str, info: bool) -> Check:
+    """What an example runner (`sandbox`: podman, gvisor) needs: its engine, and its job image (built once by
+    `just runner-image`). Reported only (`info`), unless the run asks for that sandbox."""
+    needs, name = EXAMPLE_NEEDS[sandbox], f"{sandbox} example runner"
+    fix = f"apt-get install {needs.packages} && just runner-image"
+    if shutil.which(needs.engine) is None:
+        problem = f"{needs.engine} is not on PATH"
     else:
-        ran = run(["bash", str(PODMAN_EXAMPLE / "image.sh"), "--check"], "the podman example's image check")
+        ran = run(["bash", str(IMAGE_SCRIPT), needs.image_flag], f"the {sandbox} example's image check")
         if ran.code == 0:
-            return Check(name, True, f"podman and its job image {ran.stdout.strip()}: ready", info=info)
+            return Check(name, True, f"{needs.engine} and its job image {ran.stdout.strip()}: ready", info=info)
         problem = first_line(ran.stderr) or "its job image is not built"
     if info:
         return Check(name, True, f"not ready: {problem} (to use it: {fix})", info=True)
@@ -285,12 +301,12 @@ def run_checks(sandbox: str = "srt", host: str | None = "namespace", examples: b
         checks.append(check_bwrap())
     elif sandbox not in NO_SANDBOX:
         checks += [check_unknown_sandbox(sandbox), check_user_namespaces(), check_seccomp()]
-    if sandbox == "podman":
-        checks.append(check_podman_example(info=False))
+    if sandbox in EXAMPLE_NEEDS:
+        checks.append(check_example(sandbox, info=False))
     checks.append(check_unshare())
     if host is not None and all(check.ok for check in checks):
         checks.append(check_host(host))
-    extra = [check_podman_example(info=True)] if examples and sandbox != "podman" else []
+    extra = [check_example(name, info=True) for name in EXAMPLE_NEEDS if examples and name != sandbox]
     return [*checks, check_tiocsti(), *extra]
 
 

@@ -160,7 +160,8 @@ class Sweep(Scenario):
             if not planted.wait(PLANT_TIMEOUT_S):
                 raise RuntimeError(f"job A planted nothing within {PLANT_TIMEOUT_S:g} s (see its transcript)")
             searched = _planted_by_a(runner, session, job_a, a_places, sides.a)
-            views.append(process_view(session, job_a.env[SECRET_ENV], job_b, job_b.env[SECRET_ENV]))
+            secrets = job_a.env[SECRET_ENV], job_b.env[SECRET_ENV]
+            views.append(process_view(session, runner.agent.command, job_b, secrets))
             add_searches(runner, script_b, job_b, started, searched, views[0], sweep_ipc.search_lines(*ipc))
             wait_for(runner, script_b, "b-wait", PLANT_TIMEOUT_S, job_b.checkout, _SEARCHED)
             sweep_ipc.wait_planted(job_a.checkout / sweep_ipc.STATUS, PLANT_TIMEOUT_S, thread.is_alive)

@@ -50,16 +50,19 @@ class ProcessView:
     hidden: str | None = None  # set when the harness saw that none of A's processes is in B's agent's view
 
 
-def process_view(session: Session, secret_a: str, job_b: Job, secret_b: str) -> ProcessView:
-    """Job A's processes (those whose environment carries A's canary), numbered as the PID namespace of job B's
-    agent numbers them: the pod's for an agent that runs in it, its container's for one in a container. The
-    agent is B's process that runs a program B's argv names; found none, the pod's numbering stands."""
+def process_view(session: Session, agent: str, job_b: Job, secrets: tuple[str, str]) -> ProcessView:
+    """Job A's processes (those whose environment carries A's canary, `secrets` A's and B's), numbered as the PID
+    namespace of job B's agent numbers them: the pod's for an agent that runs in it, its container's for one in a
+    container. The agent is B's process that runs the program B's argv names for `agent` (its command's name;
+    else any program B's argv names); none found, and B runs a gVisor Sentry, the agent is in there; else the
+    pod's numbering stands."""
     pod = session.pod
     if pod is None or pod.pid is None:
         return ProcessView([])
+    secret_a, secret_b = secrets
     carrying = _carrying({secret_a, secret_b})
     a_pids, b_pids = carrying.get(secret_a, []), carrying.get(secret_b, [])
-    agents = pidns.running((Path(word) for word in job_b.argv if os.path.isabs(word)), b_pids)
+    agents = pidns.running(_agent_programs(job_b.argv, agent), b_pids)
     if not agents and (kernels := pidns.user_space_kernels(b_pids)):
         return seen_from_a_sentry(kernels, a_pids)
     viewer = pidns.namespace_of(agents[0]) if agents else pidns.namespace_of(pod.pid)
@@ -73,6 +76,13 @@ def process_view(session: Session, secret_a: str, job_b: Job, secret_b: str) -> 
         )
         return ProcessView([], why)
     return ProcessView(seen[:4])
+
+
+def _agent_programs(argv: list[str], agent: str) -> list[Path]:
+    """The programs B's argv names for its agent: those called `agent`, else every absolute word (a launcher's
+    interpreter runs on the host even when the agent runs in a sandbox of its own)."""
+    programs = [Path(word) for word in argv if os.path.isabs(word)]
+    return [program for program in programs if program.name == agent] or programs
 
 
 def seen_from_a_sentry(b_kernels: set[int], a_pids: list[int]) -> ProcessView:

@@ -64,7 +64,7 @@ function spec(hidden) {
       capabilities: { bounding: [], effective: [], inheritable: [], permitted: [], ambient: [] },
       noNewPrivileges: true,
     },
-    root: { path: job.rootfs, readonly: true },
+    root: { path: job.root, readonly: true },
     hostname: "job",
     mounts: [
       { destination: "/proc", type: "proc", source: "proc" },
@@ -111,7 +111,16 @@ const { mounts, made } = protectedMounts()
 fs.writeFileSync(path.join(job.bundle, "config.json"), JSON.stringify(spec(mounts), null, 1))
 spawnSync(RUNSC[0], [...RUNSC.slice(1), "delete", "--force", job.id], { stdio: "ignore" }) // a killed start's
 const bridge = bridgeModel()
-const sandbox = spawn(RUNSC[0], [...RUNSC.slice(1), ...SANDBOX, "run", "--bundle", job.bundle, job.id], { stdio: "inherit" })
+// runsc's gofer makes each bind's mount point in the root directory on the host, read-only root or not: a root
+// shared by every job would collect every job's paths. Each start gets an overlay of its own (its upper layer
+// under the job's directory), mounted in a mount namespace of runsc's own.
+for (const dir of [job.upper, job.work, job.root]) {
+  fs.rmSync(dir, { recursive: true, force: true })
+  fs.mkdirSync(dir, { recursive: true })
+}
+const overlay = `lowerdir=${job.rootfs},upperdir=${job.upper},workdir=${job.work}`
+const ownRoot = ["unshare", "--mount", "--propagation", "private", "bash", "-c", 'mount -t overlay job-root -o "$1" "$2" && shift 2 && exec "$@"', "job-root", overlay, job.root]
+const sandbox = spawn(ownRoot[0], [...ownRoot.slice(1), ...RUNSC, ...SANDBOX, "run", "--bundle", job.bundle, job.id], { stdio: "inherit" })
 const stop = () => spawnSync(RUNSC[0], [...RUNSC.slice(1), "kill", "--all", job.id, "KILL"], { stdio: "ignore" })
 process.on("SIGTERM", stop)
 process.on("SIGINT", stop)

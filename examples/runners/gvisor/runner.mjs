@@ -25,6 +25,7 @@
 // boundary's `strace -f`. `describe` says `network_watch: packets`: boundary watches the job's namespace by
 // packets instead (docs/runner-protocol.md).
 import { spawnSync } from "node:child_process"
+import { createHash } from "node:crypto"
 import fs from "node:fs"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -113,6 +114,13 @@ export class GvisorRunner extends PodmanRunner {
     return path.join(this.engineDir(state), "empty")
   }
 
+  // runsc finds a container by any unique prefix of its ID: with IDs made of job names, starting (or deleting)
+  // job "job-b" reached the running sandbox of job "job-b.data-a" and killed it. IDs of one length cannot be
+  // prefixes of each other.
+  containerName(paths) {
+    return `boundary-${createHash("sha256").update(paths.name).digest("hex").slice(0, 24)}`
+  }
+
   jobDir(paths) {
     return path.join(this.engineDir(paths.state), "jobs", paths.name)
   }
@@ -142,6 +150,10 @@ export class GvisorRunner extends PodmanRunner {
       runscRoot: path.join(this.engineDir(state), "run"),
       bundle: path.join(this.jobDir(paths), "bundle"),
       rootfs: fs.readFileSync(path.join(this.engineDir(state), "rootfs"), "utf8").trim(),
+      // The job's own root: an overlay on the shared root file system, made at each start.
+      root: path.join(this.jobDir(paths), "root"),
+      upper: path.join(this.jobDir(paths), "upper"),
+      work: path.join(this.jobDir(paths), "work"),
       checkout: paths.checkout,
       empty: this.emptyDir(state),
       mounts: this.mounts(paths),
