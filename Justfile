@@ -38,7 +38,7 @@ bench runs="3" *args: (setup-for args)
 soak runs="20" *args: (setup-for args)
     {{python}} -m boundary.suite.bench --serial-only --no-floor "$@"
 
-# Build the podman example runner's job image (debootstrap + podman import, Debian packages only; cached by its recipe's hash).
+# Build the container example runners' job image (debootstrap, Debian packages only: the gVisor example's root, imported for podman; cached by its recipe's hash).
 runner-image:
     @bash scripts/setup.sh --podman
     @bash examples/runners/podman/image.sh
