@@ -14,8 +14,10 @@ from __future__ import annotations
 import ctypes
 import ipaddress
 import os
+import re
 import socket
 import struct
+import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
@@ -108,11 +110,31 @@ class Sighting:
     destination: str  # host:port, IPv6 hosts in brackets
 
 
+def routing_problem(netns: Path) -> str | None:
+    """Why the namespace no longer routes every address to lo (a job with CAP_NET_ADMIN there may have removed the
+    routes: its attempts then fail with no packet), or None."""
+    missing = []
+    for family in ("-4", "-6"):
+        shown = subprocess.run(
+            ["nsenter", f"--net={netns}", "ip", family, "route", "show", "table", "local"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+        if not re.search(r"^local default dev lo\b", shown.stdout, re.MULTILINE):
+            missing.append(f"ip {family} route: {shown.stdout.strip() or shown.stderr.strip() or 'nothing'}")
+    if not missing:
+        return None
+    return "the job's namespace no longer routes every address to lo, so attempts left no packet: " + "; ".join(missing)
+
+
 @dataclass
 class PacketWatch:
     """Reads one namespace's packet socket on a thread of its own until stopped; answers per time window."""
 
     sock: socket.socket
+    netns: Path | None = None  # checked for its routes at each answer while the namespace lives
     sightings: list[Sighting] = field(default_factory=list)
     drops: int = 0
     problem: str | None = None  # why the capture stopped early; None while it runs or once stopped cleanly
@@ -123,7 +145,7 @@ class PacketWatch:
 
     @classmethod
     def start(cls, netns: Path) -> PacketWatch:
-        watch = cls(open_in(netns))
+        watch = cls(open_in(netns), netns)
         watch.sock.settimeout(0.2)
         watch._thread = threading.Thread(target=watch._read, name="boundary-packets", daemon=True)
         watch._thread.start()
@@ -137,13 +159,16 @@ class PacketWatch:
         self.sock.close()
 
     def use(self, since: float, until: float) -> NetworkUse:
-        """What the namespace sent between `since` and `until` (time.time()), as a trace would say it."""
+        """What the namespace sent between `since` and `until` (time.time()), as a trace would say it. Asked while
+        the namespace lives, it also checks the namespace still routes every address to lo."""
+        routing = routing_problem(self.netns) if self.netns is not None and not self._stopping.is_set() else None
         with self._lock:
             seen = frozenset(s.destination for s in self.sightings if since <= s.at <= until)
             self._count_drops()
             problem = self.problem
             if self.drops:
                 problem = f"the packet capture dropped {self.drops} packets, so it proves nothing"
+            problem = problem or routing
         return NetworkUse(seen, frozenset(), problem, observed_by="packets")
 
     def _count_drops(self) -> None:

@@ -227,7 +227,8 @@ class Session:
             else:
                 socket, enter = self.server.socket_path, self._enter()
                 outcome = run_terminal_job(job, socket, log, self.timeout_s, trace, operator, enter, pod)
-            ended_at = time.time()
+            # while the namespace lives: the watch also checks its routing is still the one that shows every attempt
+            watched = pod.packets.use(started_at, time.time()) if packets and pod and pod.packets else None
         self.progress(f"[boundary] {time.strftime('%H:%M:%S')} job {key} finished in {outcome.wall_s:.1f} s")
         floor_checkpoints(checkpoints)
         if self.health is not None and self.pod is None:  # in a pod: once it is gone (others may still run)
@@ -235,9 +236,7 @@ class Session:
         self.secret.check_requests(key, record.bodies)
         self.secret.search(f"job {key}'s output", outcome.transcript.read_bytes())
         problems = self._problems(key, outcome, record, self.server.stray[strays_before:])
-        network = read_trace(trace) if trace else None
-        if packets and pod is not None and pod.packets is not None:
-            network = pod.packets.use(started_at, ended_at)
+        network = read_trace(trace) if trace else watched
         offered = sorted(record.offered_union())
         self.jobs.append(
             JobReport(
