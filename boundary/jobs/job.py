@@ -52,8 +52,8 @@ def untraceable(transcript: Path) -> str:
         return ""
     return (
         ". Its gVisor sandbox never started: with the ptrace platform runsc cannot run under boundary's network "
-        "trace (strace -f), as its own processes must be traced by it (docs/runner-protocol.md, a job in a "
-        "user-space kernel)"
+        "trace (strace -f), as its own processes must be traced by it. Fix: the runner's describe answers "
+        '"network_watch": "packets" (docs/runner-protocol.md)'
     )
 
 
