@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from boundary.jobs.job import run_job
 from boundary.jobs.netns import BRIDGE_PORT
 from boundary.jobs.nettrace import MODEL
@@ -117,16 +119,25 @@ def test_the_capture_is_out_of_the_jobs_reach(tmp_path: Path) -> None:
         assert "1.2.3.4:443" in pod.packets.use(started, time.time()).explain()
 
 
-def test_a_job_that_removes_the_routes_leaves_a_capture_that_proves_nothing(tmp_path: Path) -> None:
-    """Root in its namespace, a job may delete the routes that make every attempt a packet: then it is seen."""
+@pytest.mark.parametrize(
+    ("reroute", "named"),
+    [
+        ("ip route del local 0.0.0.0/0 dev lo table local", "no `local default dev lo` for ip -4"),
+        ("ip route add blackhole 1.2.3.4/32", "`blackhole 1.2.3.4"),
+        ("ip -6 route add prohibit 2001:db8::1/128", "`prohibit 2001:db8::1"),
+    ],
+)
+def test_a_job_that_reroutes_leaves_a_capture_that_proves_nothing(tmp_path: Path, reroute: str, named: str) -> None:
+    """Root in its namespace, a job may delete the routes that make every attempt a packet, or send an address
+    where no packet is seen: then the capture proves nothing, and says which route."""
     records = tmp_path / "records"
     records.mkdir()
     paths = JobPaths("a", tmp_path, tmp_path, None, None)
-    unroute = ["bash", "-c", "ip route del local 0.0.0.0/0 dev lo table local"]
     with Pod(tmp_path / "model.sock", records, packets=True) as pod:
         started = time.time()
-        job = Job("a", paths, unroute, {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, [], [])
+        job = Job("a", paths, ["bash", "-c", reroute], {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, [], [])
         assert run_job(job, tmp_path / "model.sock", tmp_path / "job.log", 30.0, None, pod=pod).exit_code == 0
         assert pod.packets is not None
         use = pod.packets.use(started, time.time())
     assert not use.clean and "no longer routes every address to lo" in use.explain()
+    assert named in use.explain(), use.explain()

@@ -110,23 +110,33 @@ class Sighting:
     destination: str  # host:port, IPv6 hosts in brackets
 
 
+# What a namespace with only lo routes: addresses of its own, and broadcast or multicast on lo. A unicast route,
+# a blackhole, `unreachable` or `prohibit` (shown with `dev lo` too) would take an address elsewhere.
+_LOOPBACK_ROUTE = re.compile(r"(local|broadcast|multicast|anycast) \S+ dev lo\b")
+
+
 def routing_problem(netns: Path) -> str | None:
-    """Why the namespace no longer routes every address to lo (a job with CAP_NET_ADMIN there may have removed the
-    routes: its attempts then fail with no packet), or None."""
-    missing = []
+    """Why the namespace no longer sends every attempt to lo as a packet, or None. A job with CAP_NET_ADMIN there
+    may remove the `local default` routes, or add a route that takes an address elsewhere (a blackhole, a device
+    of its own): its attempts there would leave no packet on lo."""
+    wrong = []
     for family in ("-4", "-6"):
         shown = subprocess.run(
-            ["nsenter", f"--net={netns}", "ip", family, "route", "show", "table", "local"],
+            ["nsenter", f"--net={netns}", "ip", "-o", family, "route", "show", "table", "all"],
             capture_output=True,
             text=True,
             timeout=10,
             check=False,
         )
-        if not re.search(r"^local default dev lo\b", shown.stdout, re.MULTILINE):
-            missing.append(f"ip {family} route: {shown.stdout.strip() or shown.stderr.strip() or 'nothing'}")
-    if not missing:
+        routes = shown.stdout.splitlines()
+        if not any(re.match(r"local default dev lo\b", route) for route in routes):
+            wrong.append(f"no `local default dev lo` for ip {family} ({shown.stderr.strip() or 'removed'})")
+        wrong += [f"`{route.strip()}`" for route in routes if not _LOOPBACK_ROUTE.match(route)]
+    if not wrong:
         return None
-    return "the job's namespace no longer routes every address to lo, so attempts left no packet: " + "; ".join(missing)
+    return "the job's namespace no longer routes every address to lo, so attempts may leave no packet: " + "; ".join(
+        wrong
+    )
 
 
 @dataclass
