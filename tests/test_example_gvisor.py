@@ -1,9 +1,9 @@
 """The gVisor example runner (examples/runners/gvisor): each job's agent in a gVisor sandbox of its own.
 
 Live: it passes every opencode scenario of the default run with no INCONCLUSIVE cell, watched by packets (runsc's
-ptrace platform cannot run under strace), the sandbox credited where it refused; its defective copy, the account's
-home shared by every job's sandbox, fails named by the sweep. Its job spec binds nothing of the runner's state but
-the job's own, and no job's start leaves anything in the shared root file system.
+ptrace platform cannot run under strace), the sandbox credited where it refused; its defective copies fail named:
+the account's home shared by every job's sandbox (the sweep), the job namespace's network (reach). Its job spec
+binds nothing of the runner's state but the job's own, and no job's start leaves anything in the shared root.
 """
 
 from __future__ import annotations
@@ -74,6 +74,16 @@ def test_the_accounts_home_shared_by_every_sandbox_is_found_by_the_sweep(
     found = [r for r in report["scenarios"]["opencode/sweep"]["results"] if r["verdict"] == "LEAKED"]
     assert ("home", "shell_sweep") in {(r["target"], r["channel"]) for r in found}, found
     assert any("accounts/account/home" in r["detail"] for r in found), found
+
+
+@live
+def test_the_hosts_network_lets_the_job_reach_the_runners_services(pytester: pytest.Pytester, rootfs: Path) -> None:
+    """gVisor's own kernel, but the job namespace's loopback: the runner API and metadata canaries answer."""
+    defective = f"node {EXAMPLE / 'host-network.mjs'}"
+    result, report = run_suite(pytester, "--runner-cmd", defective, "--scenario", "reach")
+    assert result.ret == 1
+    found = [r for r in report["scenarios"]["opencode/reach"]["results"] if r["verdict"] == "LEAKED"]
+    assert {("runner_api_tcp", "shell"), ("metadata", "shell")} <= {(r["target"], r["channel"]) for r in found}, found
 
 
 @live

@@ -13,9 +13,10 @@ import path from "node:path"
 const [jobFile, ...agentArgv] = process.argv.slice(2)
 const job = JSON.parse(fs.readFileSync(jobFile, "utf8"))
 const RUNSC = ["runsc", "--root", job.runscRoot]
-// The ptrace platform (this host has no other); a network stack of the sandbox's own with loopback only, and
-// connections to the host's unix sockets bound in (the model's bridge: the only one); no cgroups of the host's.
-const SANDBOX = ["--platform=ptrace", "--network=none", "--host-uds=open", "--ignore-cgroups"]
+// The ptrace platform (this host has no other); the runner's network (`none`: a stack of the sandbox's own with
+// loopback only), and connections to the host's unix sockets bound in (the model's bridge: the only one); no
+// cgroups of the host's.
+const SANDBOX = ["--platform=ptrace", `--network=${job.network}`, "--host-uds=open", "--ignore-cgroups"]
 
 const bind = (from, to, mode) => ({ destination: to, type: "bind", source: from, options: ["rbind", mode] })
 const tmpfs = (to, mode = "0755") => ({ destination: to, type: "tmpfs", source: "tmpfs", options: ["nosuid", "nodev", `mode=${mode}`] })

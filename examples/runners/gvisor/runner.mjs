@@ -159,6 +159,7 @@ export class GvisorRunner extends PodmanRunner {
       mounts: this.mounts(paths),
       configHome: this.agentDirs(paths).configHome,
       pristineConfig: PRISTINE_CONFIG_DIR,
+      network: this.sandboxNetwork(),
       modelPort: this.modelPort,
       modelSocket: path.join(this.socketDir(paths), "model.sock"),
       modelSocketInside: `${MODEL_SOCKET_DIR}/model.sock`,
@@ -169,6 +170,11 @@ export class GvisorRunner extends PodmanRunner {
     const spec = path.join(paths.runnerFiles, "gvisor-job.json")
     fs.writeFileSync(spec, JSON.stringify(job, null, 2))
     return [process.execPath, LAUNCH, spec, ...agentArgv]
+  }
+
+  // gVisor's own network stack, loopback only: the model comes in through the bridge, and nothing else does.
+  sandboxNetwork() {
+    return "none"
   }
 
   removeContainer(paths) {
