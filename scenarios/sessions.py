@@ -104,9 +104,11 @@ class Sessions(Scenario):
 
 def _ran(record: JobRecord, call_id: str, token: str, what: str) -> list[str]:
     """The canary is in the session only if the job's shell printed it back to the model."""
-    if token in record.results.get(call_id, ""):
+    answer = record.results.get(call_id)
+    if answer is not None and token in answer:
         return []
-    return [f"{what}'s shell never gave its canary back to the model: its session may not hold it"]
+    said = "no answer" if answer is None else f"it answered {answer[:200]!r}"
+    return [f"{what}'s shell never gave its canary back to the model ({said}): its session may not hold it"]
 
 
 def session_finding(record: JobRecord, theirs: str, own: str, problems: list[str]) -> Finding:

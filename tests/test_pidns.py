@@ -53,7 +53,8 @@ def sentries() -> Iterator[Callable[[], tuple[int, int]]]:
         launcher = subprocess.Popen(["bash", "-c", "(exec -a runsc-sandbox sleep 60) & wait"])
         made.append(launcher)
         child = proc.wait_until(lambda: next(iter(psutil.Process(launcher.pid).children()), None), 10.0)
-        assert child is not None and proc.wait_until(lambda: child.cmdline()[:1] == ["runsc-sandbox"], 10.0)
+        # None until the subshell has exec'd (a False would end the wait at once)
+        assert child is not None and proc.wait_until(lambda: child.cmdline()[:1] == ["runsc-sandbox"] or None, 10.0)
         return launcher.pid, child.pid
 
     yield make
