@@ -37,17 +37,12 @@ import {
   MODEL_SOCKET_DIR,
   PodmanRunner,
   PRISTINE_CONFIG_DIR,
+  run,
 } from "../podman/runner.mjs"
 
 const LAUNCH = fileURLToPath(new URL("./launch.mjs", import.meta.url))
 const RUNSC_TIMEOUT_MS = 30_000
 const STAT_APPLETS = ["ls", "stat"]
-
-function run(argv) {
-  const done = spawnSync(argv[0], argv.slice(1), { encoding: "utf8", timeout: RUNSC_TIMEOUT_MS })
-  if (done.error) throw new RunnerError(`${argv.join(" ")}: ${done.error.message}`)
-  return done
-}
 
 export const gvisor = {
   name: "gvisor",

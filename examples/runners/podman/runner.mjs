@@ -58,7 +58,8 @@ export const CONTAINER_DENIALS = [...OS_DENIALS, "File not found: "]
 // --network=none, and its other state is configured under STATE.
 const PRIVATE_RUN = ["unshare", "--mount", "--propagation", "private", "bash", "-c", 'mount -t tmpfs podman-run /run && exec podman "$@"', "podman"]
 
-function run(argv) {
+// A container engine's command (podman, runsc), its output as text; a failure to start it is the runner's error.
+export function run(argv) {
   const done = spawnSync(argv[0], argv.slice(1), { encoding: "utf8", timeout: PODMAN_TIMEOUT_MS })
   if (done.error) throw new RunnerError(`${argv.join(" ")}: ${done.error.message}`)
   return done
