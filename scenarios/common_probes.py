@@ -79,5 +79,5 @@ def _via(channel: str, target: Target, job: Job) -> Path:
         return target.path
     link = job.checkout / "links" / f"{target.name}-{canary.new_canary()}"
     link.parent.mkdir(exist_ok=True)
-    link.symlink_to(target.path)
+    link.symlink_to(job.view.inward(str(target.path)))  # followed inside the job: where the job sees the target
     return link

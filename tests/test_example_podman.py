@@ -1,9 +1,10 @@
 """The podman example runner (examples/runners/podman): each job's agent in a container of its own.
 
 Live: it passes every opencode scenario of the default run with no INCONCLUSIVE cell, the container credited where
-it refused; its defective copies fail named — the runner's state mounted read-only "for the account database"
-(cross_job LEAKED, the credential too), a package cache shared by the account's jobs, the host's network and the
-host's PID namespace (each named by the sweep).
+it refused, and so does its copy that binds the job's places elsewhere and says where (`paths_inside`); without
+saying so, that copy proves nothing (INCONCLUSIVE); its defective copies fail named — the runner's state mounted
+read-only "for the account database" (cross_job LEAKED, the credential too), a package cache shared by the
+account's jobs, the host's network and the host's PID namespace (each named by the sweep).
 And it answers every verb with no finding, its launcher binding nothing of the runner's state but the job's own.
 """
 
@@ -58,6 +59,32 @@ def test_the_example_passes_every_scenario_with_the_container_named(pytester: py
 
 
 @live
+def test_a_job_that_sees_its_places_elsewhere_passes_every_scenario_told_where(
+    pytester: pytest.Pytester, image: str
+) -> None:
+    """workspace.mjs binds the checkout at /workspace, the data at /job/data, … and answers `paths_inside`: boundary
+    names each path where the job sees it and reads the answers back in host paths, and every cell holds."""
+    result, report = run_suite(pytester, "--runner-cmd", f"node {EXAMPLE / 'workspace.mjs'}")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    assert len(report["scenarios"]) == 9
+    for part in report["scenarios"].values():
+        assert {r["verdict"] for r in part["results"]} == {"DENIED"}
+
+
+@live
+def test_a_job_that_sees_its_places_elsewhere_unsaid_proves_nothing(pytester: pytest.Pytester, image: str) -> None:
+    """The same binds without `paths_inside`: the host's paths name nothing in the container, so the controls on
+    the job's own files fail and their cells are INCONCLUSIVE — a place moved out of sight is never a pass."""
+    undeclared = f"node {EXAMPLE / 'workspace-undeclared.mjs'}"
+    result, report = run_suite(pytester, "--runner-cmd", undeclared, "--scenario", "cross_job")
+    assert result.ret == 1
+    verdicts = {(r["target"], r["channel"]): r["verdict"] for r in report["scenarios"]["opencode/cross_job"]["results"]}
+    for channel in ("read", "grep", "shell_cat", "shell_cat_computed", "shell_ls"):
+        assert verdicts[("checkout_file", channel)] == "INCONCLUSIVE", channel
+    assert "LEAKED" not in verdicts.values()
+
+
+@live
 def test_the_runners_state_mounted_read_only_leaks_every_other_job(pytester: pytest.Pytester, image: str) -> None:
     defective = f"node {EXAMPLE / 'state-readonly.mjs'}"
     result, report = run_suite(pytester, "--runner-cmd", defective, "--scenario", "cross_job")
@@ -91,7 +118,7 @@ def test_a_container_mistake_is_found_by_the_sweep(
 
 # Not live, but they need podman and the image (built by the fixture): `.ci/run` runs them with the live tests.
 @live
-@pytest.mark.parametrize("variant", ["runner.mjs", "shared-cache.mjs", "state-readonly.mjs"])
+@pytest.mark.parametrize("variant", ["runner.mjs", "shared-cache.mjs", "state-readonly.mjs", "workspace.mjs"])
 def test_each_variant_answers_every_verb_with_no_warning(variant: str, image: str) -> None:
     said: list[str] = []
     assert check_runner(f"node {EXAMPLE / variant}", None, said.append) == [], "\n".join(said)

@@ -102,12 +102,40 @@ def test_setup_may_name_the_account_database_and_the_secrets_files_inside_the_st
         ({"tmp": "/tmp"}, "field 'tmp': expected a path inside the state directory"),
         ({"files": ["/etc/passwd"]}, "field 'files': expected a path inside the state directory"),
         ({"hooks": [["chmod", 7]]}, "field 'hooks': expected a list of argv lists"),
+        ({"paths_inside": ["/workspace"]}, "field 'paths_inside': expected dict, got list"),
+        ({"paths_inside": {"/srv/a": 3}}, "field 'paths_inside': expected a path for '/srv/a', got int 3"),
+        ({"paths_inside": {"/srv/a": "workspace"}}, "expected absolute directories other than /"),
+        ({"paths_inside": {"/srv/a": "/"}}, "expected absolute directories other than /"),
+        ({"paths_inside": {"/srv/a": "/w", "/srv/b": "/w/"}}, "expected each inside path once, got /w for more"),
     ],
 )
 def test_a_bad_job_names_the_verb_and_the_field(tmp_path, changes, says):
     with pytest.raises(ProtocolError) as raised:
         read_job(json.dumps(job_answer(tmp_path, **changes)), "a", tmp_path)
     assert str(raised.value).startswith("runner create-job a: ") and says in str(raised.value)
+
+
+def test_a_job_may_say_where_it_sees_the_host_directories_its_runner_binds_elsewhere(tmp_path):
+    checkout = tmp_path / "checkouts" / "a"
+    binds = {str(checkout): "/workspace", "/var/cache/shared": "/cache"}
+    assert read_job(json.dumps(job_answer(tmp_path, paths_inside=binds)), "a", tmp_path).paths_inside == binds
+    assert read_job(json.dumps(job_answer(tmp_path)), "a", tmp_path).paths_inside == {}
+
+
+@pytest.mark.parametrize(
+    ("host", "says"),
+    [
+        ("checkouts/b", "expected one of the job's own places or a directory in one"),
+        ("accounts", "expected one of the job's own places or a directory in one"),
+        ("", "expected no directory that holds STATE"),
+    ],
+)
+def test_a_job_may_not_say_where_it_sees_what_is_not_its_own(tmp_path, host, says):
+    """The map decides where boundary names a path to the job: one of another job's places mapped nowhere would
+    send every attack on it nowhere, so under STATE only the job's own places may be mapped."""
+    answer = job_answer(tmp_path, paths_inside={str(tmp_path / host) if host else str(tmp_path.parent): "/w"})
+    with pytest.raises(ProtocolError, match=says):
+        read_job(json.dumps(answer), "a", tmp_path)
 
 
 def test_a_path_that_climbs_out_of_the_state_is_outside_it(tmp_path):

@@ -207,7 +207,7 @@ class Session:
         key = f"{self.scenario}.{job.name}"
         checkpoints = list(script.checkpoints.values()) if self.floor else []
         script = Script(final_text=script.final_text) if self.floor else script
-        record = self.server.open_job(key, script, replace=resumed)
+        record = self.server.open_job(key, script, replace=resumed, view=job.view)
         key += label or (".resumed" if resumed else "")
         transcripts = self.workdir / "transcripts"
         transcripts.mkdir(parents=True, exist_ok=True)

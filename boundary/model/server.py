@@ -20,11 +20,12 @@ from typing import Any
 
 from boundary.model.chat import ChatCompletions
 from boundary.model.conversation import next_turn
-from boundary.model.dialect import Dialect
+from boundary.model.dialect import Dialect, ModelRequest
 from boundary.model.messages import Messages
 from boundary.model.record import JobRecord
 from boundary.model.responses import Responses
 from boundary.model.script import Script
+from boundary.model.view import PathView
 
 # A request that names itself a probe of the harness's own (the reach client's GETs, which may find the model's
 # bridge among the sockets a job sees): recorded as such, never as a stray request of some job.
@@ -43,24 +44,28 @@ class ModelServer:
     def __init__(self, socket_path: Path) -> None:
         self.socket_path = socket_path
         self.jobs: dict[str, tuple[Script, JobRecord]] = {}
+        self.views: dict[str, PathView] = {}  # job -> where it sees the host's paths (its calls and results cross)
         self.stray: list[str] = []  # requests no job claimed
         # the harness's own probes (PROBE_HEADER) that found the model: the one service a job may reach
         self.probes: list[str] = []
         self._lock = threading.Lock()
         self._server: _UnixHTTPServer | None = None
 
-    def open_job(self, job: str, script: Script, replace: bool = False) -> JobRecord:
-        """Serve `script` to the job; `replace` serves a new script to a job that runs again (resumed)."""
+    def open_job(self, job: str, script: Script, replace: bool = False, view: PathView | None = None) -> JobRecord:
+        """Serve `script` to the job; `replace` serves a new script to a job that runs again (resumed); `view`:
+        where the job sees host paths its runner binds elsewhere (its calls are told so, its results read back)."""
         with self._lock:
             if job in self.jobs and not replace:
                 raise ValueError(f"job {job!r} is already registered with the model server")
             record = JobRecord(job)
             self.jobs[job] = (script, record)
+            self.views[job] = view or PathView()
             return record
 
-    def lookup(self, job: str) -> tuple[Script, JobRecord] | None:
+    def lookup(self, job: str) -> tuple[Script, JobRecord, PathView] | None:
         with self._lock:
-            return self.jobs.get(job)
+            entry = self.jobs.get(job)
+            return None if entry is None else (*entry, self.views[job])
 
     def start(self) -> ModelServer:
         if self.socket_path.exists():
@@ -111,7 +116,7 @@ class _Handler(BaseHTTPRequestHandler):
         if entry is None or dialect is None:
             self._refuse()
             return
-        script, record = entry
+        script, record, view = entry
         sessions = record.note_body(raw, dict(self.headers.items()))
         body = self._parse_json(raw, record)
         if body is None:
@@ -120,9 +125,10 @@ class _Handler(BaseHTTPRequestHandler):
         if side is not None:
             self._send_json(side)
             return
-        request = replace(dialect.parse(body), sessions=sessions)
+        request = _seen_from_host(replace(dialect.parse(body), sessions=sessions), view)
         turn = next_turn(script, request, record)
-        events = dialect.stream_tool_calls(turn.calls) if turn.calls else dialect.stream_text(turn.text)
+        calls = [view.call(call) for call in turn.calls or ()]
+        events = dialect.stream_tool_calls(calls) if calls else dialect.stream_text(turn.text)
         record.note_request(
             request.tools, time.monotonic() - started
         )  # before the reply: the job may act on it at once
@@ -159,3 +165,10 @@ class _Handler(BaseHTTPRequestHandler):
         model = self.server.model
         (model.probes if self.headers.get(PROBE_HEADER) else model.stray).append(f"{self.command} {self.path}")
         self.send_error(404, "no such scripted job")
+
+
+def _seen_from_host(request: ModelRequest, view: PathView) -> ModelRequest:
+    """The request with the paths its tool results name where the host has them (the harness judges there)."""
+    if not view:
+        return request
+    return replace(request, results={key: view.outward(text) for key, text in request.results.items()})

@@ -89,7 +89,8 @@ def _account(runner: CommandRunner) -> str:
 
 
 def _shown(job: Job) -> str:
-    return f"checkout {job.checkout}, data {job.data_dir}, argv[0] {job.argv[0]}, {len(job.env)} env variables"
+    seen = "; seen inside at " + ", ".join(f"{host} -> {inside}" for host, inside in job.view.binds) if job.view else ""
+    return f"checkout {job.checkout}, data {job.data_dir}, argv[0] {job.argv[0]}, {len(job.env)} env variables{seen}"
 
 
 @contextmanager

@@ -15,6 +15,7 @@ from typing import ClassVar
 from boundary import proc
 from boundary.agents.base import Agent, offering
 from boundary.layout import JobPaths
+from boundary.model.view import PathView
 from boundary.runners.contract import Job
 from boundary.runners.knowledge import AGENTS
 from boundary.runners.protocol import (
@@ -93,7 +94,8 @@ class CommandRunner:
     def create_job(self, name: str, model_url: str) -> Job:
         answer = read_job(self._call("create-job", name, model_url), name, self._state())
         paths = JobPaths(name, answer.checkout, answer.data, answer.runner_files, answer.tmp)
-        return Job(name, paths, answer.argv, answer.env, answer.hooks, answer.files)
+        view = PathView.of(answer.paths_inside.items())
+        return Job(name, paths, answer.argv, answer.env, answer.hooks, answer.files, view)
 
     def remove_job(self, job: Job) -> None:
         read_empty("remove-job", self._call("remove-job", job.name))

@@ -13,6 +13,7 @@ from typing import Protocol, runtime_checkable
 
 from boundary.agents.base import Agent
 from boundary.layout import JobPaths
+from boundary.model.view import PathView
 from boundary.sandboxes import Sandbox
 
 
@@ -26,6 +27,7 @@ class Job:
     env: dict[str, str]
     hooks: list[list[str]] = field(default_factory=list)  # run on the host (as root) just before the job
     files: list[Path] = field(default_factory=list)  # what the runner says it wrote for the job (tamper targets)
+    view: PathView = field(default_factory=PathView)  # where the job sees host paths its runner binds elsewhere
 
     @property
     def checkout(self) -> Path:

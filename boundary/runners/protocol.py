@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os.path
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,7 @@ class JobAnswer:
     runner_files: Path | None
     files: list[Path]
     hooks: list[list[str]]
+    paths_inside: dict[str, str]  # host directory -> where the job sees it (a container's bind elsewhere)
 
 
 class Fields:
@@ -225,10 +226,44 @@ def read_job(stdout: str, name: str, state: Path) -> JobAnswer:
         runner_files=fields.optional_path("runner_files", state),
         files=[inside(fields, "files", value, state) for value in fields.strings("files", [])],
         hooks=hooks,
+        paths_inside={},
     )
     if not answer.checkout.is_dir():
         raise fields.error(f"expected a directory after create-job, but {answer.checkout} is none", "checkout")
-    return answer
+    return replace(answer, paths_inside=_paths_inside(fields, answer, state))
+
+
+def _paths_inside(fields: Fields, job: JobAnswer, state: Path) -> dict[str, str]:
+    """Each host directory the job sees elsewhere, and where: absolute paths, neither the root, each inside path
+    given once. Under STATE, only the job's own places (or what is in them): the map decides where boundary names
+    a path to the job, and a map of another job's place could send every attack on it nowhere. Outside STATE,
+    nothing that holds it."""
+    binds = fields.get("paths_inside", dict, {})
+    own = [place for place in (job.checkout, job.data, job.tmp, job.runner_files) if place is not None]
+    for host, seen in binds.items():
+        if not isinstance(seen, str):
+            raise fields.error(f"expected a path for {host!r}, got {type(seen).__name__} {seen!r:.80}", "paths_inside")
+        for path in (host, seen):
+            if not os.path.isabs(path) or os.path.normpath(path) == "/":
+                wrong = f"expected absolute directories other than /, got {host!r}: {seen!r}"
+                raise fields.error(wrong, "paths_inside")
+        problem = _not_own(Path(os.path.normpath(host)), own, Path(os.path.normpath(state)))
+        if problem:
+            raise fields.error(f"{host}: {problem}", "paths_inside")
+    normal = [os.path.normpath(seen) for seen in binds.values()]
+    twice = sorted({seen for seen in normal if normal.count(seen) > 1})
+    if twice:
+        raise fields.error(f"expected each inside path once, got {', '.join(twice)} for more than one", "paths_inside")
+    return dict(binds)
+
+
+def _not_own(host: Path, own: list[Path], state: Path) -> str | None:
+    if state.is_relative_to(host):
+        return f"expected no directory that holds STATE ({state}): a job that sees it sees every other job's places"
+    if host.is_relative_to(state) and not any(host.is_relative_to(os.path.normpath(place)) for place in own):
+        places = ", ".join(str(place) for place in own)
+        return f"expected one of the job's own places or a directory in one ({places}), not another part of STATE"
+    return None
 
 
 def read_empty(verb: str, stdout: str) -> None:

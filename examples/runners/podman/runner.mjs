@@ -184,31 +184,48 @@ export class PodmanRunner extends OpencodeRunner {
 
   // What the container sees, as [host path, path inside]: the job's own places read-write; its runner files, the
   // agent and the plugin SDK read-only; the model's socket, read-only, at MODEL_SOCKET_DIR; the agent's config
-  // directory as a scratch copy (see PRISTINE_CONFIG_DIR). Everything at its host path but the runner's own two.
+  // directory as a scratch copy (see PRISTINE_CONFIG_DIR). Each of the job's places where `seenInside` puts it (at
+  // its host path here); the agent and SDK at their host paths; the runner's own two under /run.
   mounts(paths) {
     const opencode = this.opencode()
     const sdk = findOpencodeSdk(this.env)
+    const seen = (dir) => [dir, this.seen(paths, dir)]
     return {
-      readWrite: [paths.checkout, paths.data, paths.tmp].map((dir) => [dir, dir]),
+      readWrite: [paths.checkout, paths.data, paths.tmp].map(seen),
       readOnly: [
-        [paths.runnerFiles, paths.runnerFiles],
+        seen(paths.runnerFiles),
         [fs.realpathSync(opencode), opencode],
         [sdk, sdk],
         [this.socketDir(paths), MODEL_SOCKET_DIR],
         [this.agentDirs(paths).configHome, PRISTINE_CONFIG_DIR],
       ],
-      scratch: [this.agentDirs(paths).configHome],
+      scratch: [this.seen(paths, this.agentDirs(paths).configHome)],
     }
+  }
+
+  // The job's directories the container sees somewhere else than the host has them, as [host, inside]: none here
+  // (a subclass binds them where production containers put them, and answers boundary's `paths_inside`).
+  seenInside(paths) {
+    return []
+  }
+
+  // Where the container sees a host path: under the longest of `seenInside` that holds it, else where it is.
+  seen(paths, hostPath) {
+    const binds = this.seenInside(paths).sort(([a], [b]) => b.length - a.length)
+    const bind = binds.find(([host]) => hostPath === host || hostPath.startsWith(`${host}/`))
+    return bind ? bind[1] + hostPath.slice(bind[0].length) : hostPath
+  }
+
+  prepareJob(paths, modelUrl) {
+    this.prepareBridge(paths, modelUrl)
+    const answer = super.prepareJob(paths, modelUrl)
+    const binds = this.seenInside(paths)
+    return binds.length ? { ...answer, paths_inside: Object.fromEntries(binds) } : answer
   }
 
   // The host side of the model's bridge: a directory of the runner's per job, bound read-only in the container.
   socketDir(paths) {
     return path.join(this.podmanDir(paths.state), "jobs", paths.name)
-  }
-
-  prepareJob(paths, modelUrl) {
-    this.prepareBridge(paths, modelUrl)
-    return super.prepareJob(paths, modelUrl)
   }
 
   prepareBridge(paths, modelUrl) {
@@ -230,7 +247,7 @@ export class PodmanRunner extends OpencodeRunner {
       ...readOnly.map(([from, to]) => `-v ${shellQuote(`${from}:${to}:ro`)}`),
       ...scratch.map((dir) => `--mount ${shellQuote(`type=tmpfs,destination=${dir},tmpfs-mode=0755`)}`),
     ]
-    const config = shellQuote(this.agentDirs(paths).configHome)
+    const config = shellQuote(this.seen(paths, this.agentDirs(paths).configHome))
     const socket = path.join(this.socketDir(paths), "model.sock")
     const port = this.modelPort
     const inside = `cp -a ${PRISTINE_CONFIG_DIR}/. ${config}/\nsocat TCP-LISTEN:${port},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${MODEL_SOCKET_DIR}/model.sock &\nuntil (exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null; do sleep 0.01; done\nexec "$@"`
@@ -249,33 +266,42 @@ socat UNIX-LISTEN:${shellQuote(socket)},fork TCP:127.0.0.1:${port} </dev/null >/
 bridge=$!
 until [ -S ${shellQuote(socket)} ]; do sleep 0.01; done
 args=(run --rm --pull=never --name ${shellQuote(this.containerName(paths))} ${this.isolation().join(" ")}
-  --workdir ${shellQuote(paths.checkout)}
+  --workdir ${shellQuote(this.seen(paths, paths.checkout))}
   ${binds.join("\n  ")})
 made=()
 for relative in ${PROJECT_PROTECTED.map(shellQuote).join(" ")}; do
-  path=${shellQuote(paths.checkout)}/"$relative"
+  path=${shellQuote(paths.checkout)}/"$relative" seen=${shellQuote(this.seen(paths, paths.checkout))}/"$relative"
   case " ${PROJECT_AGENT_PATHS.join(" ")} " in *" $relative "*) agent=1 ;; *) agent= ;; esac
   if [ -d "$path" ] && [ ! -L "$path" ]; then
-    if [ -n "$agent" ]; then args+=(-v "$empty:$path:ro"); else args+=(-v "$path:$path:ro"); fi
-  elif [ -f "$path" ] && [ ! -L "$path" ] && [ -z "$agent" ]; then args+=(-v "$path:$path:ro")
-  elif [ -e "$path" ] || [ -L "$path" ]; then args+=(-v "/dev/null:$path:ro")
+    if [ -n "$agent" ]; then args+=(-v "$empty:$seen:ro"); else args+=(-v "$path:$seen:ro"); fi
+  elif [ -f "$path" ] && [ ! -L "$path" ] && [ -z "$agent" ]; then args+=(-v "$path:$seen:ro")
+  elif [ -e "$path" ] || [ -L "$path" ]; then args+=(-v "/dev/null:$seen:ro")
   # Absent: kept from being made. podman makes an empty mount point in the checkout, removed when the job ends.
-  elif [[ "$relative" == *.* && "$relative" != .* ]]; then args+=(-v "/dev/null:$path:ro"); made+=("$path")
-  else args+=(-v "$empty:$path:ro"); made+=("$path"); fi
+  elif [[ "$relative" == *.* && "$relative" != .* ]]; then args+=(-v "/dev/null:$seen:ro"); made+=("$path")
+  else args+=(-v "$empty:$seen:ro"); made+=("$path"); fi
 done
 ended() { kill "$bridge" 2>/dev/null || true; for path in "\${made[@]}"; do
   if [ -d "$path" ] && [ ! -L "$path" ]; then rmdir -- "$path" 2>/dev/null || true
   elif [ -f "$path" ] && [ ! -s "$path" ] && [ ! -L "$path" ]; then rm -f -- "$path"; fi
 done; }
-# The job's environment, as the runner wrote it, goes in by name.
+# The job's environment, as the runner wrote it, goes in${this.seenInside(paths).length ? ", each path where the container sees it" : " by name"}.
 for name in $(compgen -e); do
-  case " ${HOST_ONLY_ENV.join(" ")} " in *" $name "*) ;; *) args+=(--env "$name") ;; esac
+  case " ${HOST_ONLY_ENV.join(" ")} " in *" $name "*) ;; *) ${this.envInside(paths)} ;; esac
 done
 trap ended EXIT
 trap 'exit 143' TERM INT
 # podman's network code makes /run/containers/networks even for --network=none: it gets a /run of its own.
 ${PRIVATE_RUN.map(shellQuote).join(" ")} "\${args[@]}" "$image" bash -c ${shellQuote(inside)} model-bridge "$@"
 `
+  }
+
+  // The bash that passes variable $name into the container: by name, or with its value's paths as seen inside.
+  envInside(paths) {
+    const binds = this.seenInside(paths).sort(([a], [b]) => b.length - a.length)
+    if (!binds.length) return 'args+=(--env "$name")'
+    const quoted = (text) => `'${text.replaceAll("'", "'\\''")}'` // always: a bare / would end the pattern
+    const rewrites = binds.map(([host, inside]) => `value=\${value//${quoted(host)}/${quoted(inside)}}`)
+    return `value=\${!name}; ${rewrites.join("; ")}; args+=(--env "$name=$value")`
   }
 
   removeJobPaths(paths) {
