@@ -46,7 +46,8 @@ def continued(agent: str, argv: list[str]) -> list[str]:
 
 
 def said(id: str, token: str, runner: Runner) -> Script:
-    """A turn that puts `token` in the session twice: a shell call's output, and the model's own reply."""
+    """A turn that puts `token` in the session: a shell call's arguments (and, as a rule, its output), and the
+    model's own reply."""
     script = Script(final_text=f"noted {token}")
     script.add_step(runner.agent.shell(id, f"echo {token}"))
     return script
@@ -103,12 +104,20 @@ class Sessions(Scenario):
 
 
 def _ran(record: JobRecord, call_id: str, token: str, what: str) -> list[str]:
-    """The canary is in the session only if the job's shell printed it back to the model."""
+    """The job's session holds its canary: its shell call (`echo CANARY`) was answered, and the agent sent that call
+    back in its history (the canary in its arguments), which is what a continued job would be given. Not the
+    shell's output: opencode's shell tool takes the command's exit code without waiting for its output reader, so
+    a command that prints and exits at once may be answered "(no output)" (seen under gVisor's ptrace platform on a
+    busy machine, about one run of this scenario in five)."""
     answer = record.results.get(call_id)
-    if answer is not None and token in answer:
-        return []
-    said = "no answer" if answer is None else f"it answered {answer[:200]!r}"
-    return [f"{what}'s shell never gave its canary back to the model ({said}): its session may not hold it"]
+    if answer is None:
+        return [f"{what}'s shell call {call_id} got no answer back to the model: its session may not hold its canary"]
+    if not any(token.encode() in body for body in record.bodies):
+        return [
+            f"{what} never sent its canary back to the model in its history (its shell answered {answer[:200]!r}): "
+            "its session may not hold it"
+        ]
+    return []
 
 
 def session_finding(record: JobRecord, theirs: str, own: str, problems: list[str]) -> Finding:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from boundary.model import JobRecord
 from boundary.sabotage.sessions import WORKSPACE, ClaudeOneWorkspace, CodexOneWorkspace, OpencodeOneWorkspace
 from boundary.scenarios import BUILT_IN
 from boundary.scenarios.session_cli import CLI_CELL
-from boundary.scenarios.sessions import CONTINUE_CELL, Sessions, continued, session_finding
+from boundary.scenarios.sessions import CONTINUE_CELL, Sessions, _ran, continued, session_finding
 
 THEIRS = "BOUNDARY-0000000000000000000a"  # job A's canary
 OWN = "BOUNDARY-0000000000000000000b"  # job B's own
@@ -55,6 +56,19 @@ def test_continue_not_in_effect_proves_nothing():
     """A flag that continues nothing would never give B A's session either: the control says so."""
     found = session_finding(record('{"messages": ["go"]}'), THEIRS, OWN, [])
     assert found.verdict == "INCONCLUSIVE" and "continue is not in effect" in found.detail
+
+
+def test_a_job_that_sent_its_canary_back_in_its_history_holds_it_whatever_its_shell_printed():
+    """opencode's shell tool may answer "(no output)" for `echo CANARY` (it takes the exit code without waiting for
+    its output reader): the canary is in the session all the same, in the call's arguments the agent sent back."""
+    call = {"tool_calls": [{"arguments": json.dumps({"command": f"echo {THEIRS}"})}]}
+    history = record(json.dumps({"messages": [call]}))
+    history.results["a-own"] = "(no output)"
+    assert _ran(history, "a-own", THEIRS, "job A") == []
+    silent = record('{"messages": []}')
+    silent.results["a-own"] = "(no output)"
+    assert "never sent its canary back" in _ran(silent, "a-own", THEIRS, "job A")[0]
+    assert "got no answer" in _ran(record(THEIRS), "a-own", THEIRS, "job A")[0]
 
 
 def test_no_request_or_a_broken_job_proves_nothing():
