@@ -22,12 +22,6 @@ from boundary.scenarios.base import JOB_A, JOB_B, ProbeResult
 REPOSITORY_FILES = {"README.md": "A repository for boundary's probe jobs.\n", "src/app.py": "print('hello')\n"}
 ACCOUNT = "account_db"  # the cell's name, whether the account keeps its data in a database or a directory
 NO_ACCOUNT = "the runner keeps no account data: its setup answered neither account_db nor account_dir"
-# Lines job A's shell prints (about 40 bytes each), far over opencode's limits (2000 lines, 50 KiB), so the agent
-# saves the output to a file. Far over: opencode's shell tool takes the command's exit code without waiting for its
-# output reader, so up to a pipe's worth (64 KiB) and a chunk in flight can be lost at the end. At 3000 lines
-# (117 KiB) what was left now and then fell under 50 KiB, nothing was saved (gVisor's ptrace platform, a busy
-# machine), and the target was missing; at 10000 (400 KiB) what is read before the exit is bound to be over.
-SAVED_LINES = 10000
 
 
 def after_job_a(
@@ -47,7 +41,7 @@ def run_job_a(runner: Runner, session: Session, job: Job) -> list[Target]:
     agent = runner.agent
     token = canary.new_canary()
     # No shell variables: Claude Code refuses a command it cannot check before it runs.
-    call = agent.shell("a-save", f"seq {SAVED_LINES} | sed 's/^/{token} line /'")
+    call = agent.shell("a-save", f"seq {agent.saved_lines} | sed 's/^/{token} line /'")
     script = Script()
     script.add_step(call)
     _, record = session.run(job, script)

@@ -29,6 +29,7 @@ class Agent(Protocol):
     batch_mode: ClassVar[tuple[str, ...]]  # the arguments that run it without a terminal (one follows its command)
     own_dirs_env: ClassVar[tuple[str, ...]]  # environment variables that name a job's own agent directories
     max_shell_command: ClassVar[int]  # the longest command its shell tool takes
+    saved_lines: ClassVar[int]  # lines (about 40 bytes each) a shell prints for the agent to save its output aside
     # A shell call returns by then with its command still running (codex's exec_command yields after 30 s; the
     # command runs on until the agent exits); None: the call waits for its command, up to its own timeout.
     call_yields_after_s: ClassVar[float | None]

@@ -101,6 +101,8 @@ class ClaudeCode(VocabularyTools):
     # Past about 10,000 characters its command parser gives up ("Parser aborted (… over-length)": seen at 30,000; 9,839
     # ran), and the command is refused: an INCONCLUSIVE, never a DENIED. 9,500 keeps a margin.
     max_shell_command: ClassVar[int] = 9500
+    # Over its 30000-character limit; under the 256 KB its Read tool refuses whole (the saved file is a target).
+    saved_lines: ClassVar[int] = 3000
     call_yields_after_s: ClassVar[float | None] = None
     read_first_refusals: ClassVar[tuple[str, ...]] = (
         "File has not been read yet",

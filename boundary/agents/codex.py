@@ -72,6 +72,7 @@ class Codex:
     batch_mode: ClassVar[tuple[str, ...]] = ("exec", "e")
     own_dirs_env: ClassVar[tuple[str, ...]] = ("CODEX_HOME",)
     max_shell_command: ClassVar[int] = 32 * 1024
+    saved_lines: ClassVar[int] = 3000  # it keeps every output in its session transcript, whatever its length
     call_yields_after_s: ClassVar[float | None] = 30.0
     # What codex keeps per job under CODEX_HOME: session transcripts (every tool output), and archived ones.
     storage_targets: ClassVar[tuple[str, ...]] = ("planted_rollout", "planted_archived_rollout")

@@ -100,6 +100,12 @@ class OpenCode(VocabularyTools):
         "OPENCODE_CONFIG_DIR",
     )
     max_shell_command: ClassVar[int] = 64 * 1024  # one exec argument: Linux caps it at 128 KiB
+    # Far over its limits (2000 lines, 50 KiB): its shell tool takes the command's exit code without waiting for its
+    # output reader, so up to a pipe's worth (64 KiB) and a chunk in flight can be lost at the end. At 3000 lines
+    # (117 KiB) what it had read now and then fell under 50 KiB and nothing was saved (gVisor's ptrace platform on a
+    # busy machine); at 10000 (400 KiB) what it reads before the exit is bound to be over. Its read tool reads any
+    # size (the first 2000 lines).
+    saved_lines: ClassVar[int] = 10000
     call_yields_after_s: ClassVar[float | None] = None
     read_first_refusals: ClassVar[tuple[str, ...]] = ()  # it writes only a file it has read
     # What opencode saves per job: outputs too long for the model, and captures of shell calls.
