@@ -209,10 +209,14 @@ export class PodmanRunner extends OpencodeRunner {
     return []
   }
 
-  // Where the container sees a host path: under the longest of `seenInside` that holds it, else where it is.
+  // `seenInside`, the longest host path first: a bind inside another wins.
+  innermostFirst(paths) {
+    return this.seenInside(paths).sort(([a], [b]) => b.length - a.length)
+  }
+
+  // Where the container sees a host path: under the innermost of `seenInside` that holds it, else where it is.
   seen(paths, hostPath) {
-    const binds = this.seenInside(paths).sort(([a], [b]) => b.length - a.length)
-    const bind = binds.find(([host]) => hostPath === host || hostPath.startsWith(`${host}/`))
+    const bind = this.innermostFirst(paths).find(([host]) => hostPath === host || hostPath.startsWith(`${host}/`))
     return bind ? bind[1] + hostPath.slice(bind[0].length) : hostPath
   }
 
@@ -297,7 +301,7 @@ ${PRIVATE_RUN.map(shellQuote).join(" ")} "\${args[@]}" "$image" bash -c ${shellQ
 
   // The bash that passes variable $name into the container: by name, or with its value's paths as seen inside.
   envInside(paths) {
-    const binds = this.seenInside(paths).sort(([a], [b]) => b.length - a.length)
+    const binds = this.innermostFirst(paths)
     if (!binds.length) return 'args+=(--env "$name")'
     const quoted = (text) => `'${text.replaceAll("'", "'\\''")}'` // always: a bare / would end the pattern
     const rewrites = binds.map(([host, inside]) => `value=\${value//${quoted(host)}/${quoted(inside)}}`)
