@@ -71,7 +71,22 @@ def quick_start_script(prerequisites: list[str], main: str, test: str) -> str:
         f"{test}",
     ]
     timed = [_timed(step) for step in steps]
-    return "set -euo pipefail\nexport DEBIAN_FRONTEND=noninteractive\n" + "\n".join(timed) + "\n"
+    return "set -euo pipefail\nexport DEBIAN_FRONTEND=noninteractive\n" + DISTRIBUTION_ETC + "\n".join(timed) + "\n"
+
+
+# Docker binds this machine's hosts, resolv.conf and hostname over the root's own: take them away, so the quick start
+# meets the files the distribution wrote (netbase's hosts, with `::1 localhost`; debootstrap's resolv.conf and
+# hostname; glibc's nsswitch.conf), and say which it used. A root without its own hosts file is no stock root.
+DISTRIBUTION_ETC = """\
+for file in /etc/hosts /etc/resolv.conf /etc/hostname; do
+  if mountpoint -q "$file"; then umount "$file"; fi
+  if mountpoint -q "$file"; then echo "[fresh] $file is still bound over the root's own" >&2; exit 1; fi
+done
+test -s /etc/hosts || { echo "[fresh] the root has no /etc/hosts of its own" >&2; exit 1; }
+for file in /etc/hosts /etc/nsswitch.conf /etc/resolv.conf; do
+  echo "[fresh] the root's own $file:"; sed 's/^/[fresh]   /' "$file"
+done
+"""
 
 
 def run_in_fresh_root(tag: str, repository: Path, script: str, timeout_s: float) -> subprocess.CompletedProcess[str]:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import fcntl
 import json
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,3 +37,14 @@ def no_host_search() -> Iterator[None]:
     with HOST_SEARCH_LOCK.open("a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
+
+
+STOCK_ETC = Path(__file__).resolve().parent / "stock_etc"
+
+
+def stock_hosts(distribution: str, directory: Path) -> Path:
+    """A distribution's stock /etc/hosts (tests/stock_etc/), naming this machine where the distribution does."""
+    written = directory / f"{distribution}-hosts"
+    text = (STOCK_ETC / f"{distribution}-hosts").read_text()
+    written.write_text(text.replace("{hostname}", socket.gethostname()))
+    return written

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from live import no_host_search, run_suite
+from live import no_host_search, run_suite, stock_hosts
 
 from boundary.host.health import CHECKS
 from boundary.host.run_sockets import run_sockets
@@ -44,9 +44,10 @@ def verdicts(report: dict[str, Any], channel: str, name: str = "cross_job") -> d
 CROSS_JOB = ("--agent", "opencode", "--scenario", "cross_job")  # one agent: the default runs all three
 
 
-def test_reference_runner_passes(pytester: pytest.Pytester) -> None:
-    """Every scenario: every probe DENIED with a recognised layer, tools as expected, no network, every layer seen."""
-    result, report = run_suite(pytester)
+def test_reference_runner_passes(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    """Every scenario: every probe DENIED with a recognised layer, tools as expected, no network, every layer seen.
+    On a host with Ubuntu's stock /etc/hosts, not this machine's (tests/test_host_variants.py has the others)."""
+    result, report = run_suite(pytester, "--host-etc", f"hosts={stock_hosts('ubuntu', tmp_path)}")
     assert result.ret == 0, result.stdout.str()[-3000:]
     names = {"cross_job", "cross_job_writes", "tamper", "hostile_repository", "sweep", "after_removal"}
     names |= {"reach", "escalation", "sessions"}

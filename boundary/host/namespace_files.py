@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 from boundary.host.base import CANARY_NAME, DNSMASQ_CONF, RESOLVED_CONF, VETH_SCRIPT
+from boundary.host.variant import IPV6_OFF, etc_files, ipv6_off
 
 RESOLV_CONF = "nameserver 127.0.0.53\noptions edns0 trust-ad\nsearch .\n"
 
@@ -101,6 +102,8 @@ mkdir -p "$W/etc-upper" "$W/etc-work"
 awk '$5 ~ "^/etc/" {print $5}' /proc/self/mountinfo | while read -r bound; do
   mkdir -p "$W/etc-upper/$(dirname "${bound#/etc/}")"; cp -a "$bound" "$W/etc-upper/${bound#/etc/}"
 done
+# The files `--host-etc` names (a distribution's stock hosts, say) over the host's own, in this host only.
+if [[ -d $W/etc-own ]]; then cp -a "$W/etc-own/." "$W/etc-upper/"; fi
 mount -n -t overlay -o "lowerdir=/etc,upperdir=$W/etc-upper,workdir=$W/etc-work,volatile" nsetc /etc
 
 rc=$(readlink -m /etc/resolv.conf)
@@ -116,6 +119,7 @@ mount -n --bind "$NSHOST_SYSTEMD_SRC" "$NSHOST_SYSTEMD_DST"
 mount -n --bind "$W/dbus-system.conf" /usr/share/dbus-1/system.conf
 
 bash -c "$NSHOST_VETH"
+eval "$NSHOST_IPV6_OFF"
 
 dnsmasq --conf-file="$W/dnsmasq.conf"
 dbus-daemon --system --fork
@@ -147,6 +151,7 @@ def write_files(workdir: Path, resolved_root: Path) -> dict[str, str]:
     run_as_dnsmasq = any(line.startswith("dnsmasq:") for line in passwd.splitlines())
     (workdir / "dnsmasq.conf").write_text(_dnsmasq_conf(workdir, run_as_dnsmasq))
     (workdir / "init.sh").write_text(INIT_SCRIPT)
+    _own_etc_files(workdir / "etc-own", etc_files())
     src, dst = _systemd_conf(workdir)
     return {
         **os.environ,
@@ -159,7 +164,15 @@ def write_files(workdir: Path, resolved_root: Path) -> dict[str, str]:
         "NSHOST_DNSMASQ_USER": "dnsmasq" if run_as_dnsmasq else "",
         "NSHOST_CANARY": CANARY_NAME,
         "NSHOST_VETH": VETH_SCRIPT,
+        "NSHOST_IPV6_OFF": IPV6_OFF if ipv6_off() else "",
     }
+
+
+def _own_etc_files(directory: Path, files: dict[str, Path]) -> None:
+    shutil.rmtree(directory, ignore_errors=True)
+    for name, file in files.items():
+        (directory / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(file, directory / name)
 
 
 def _systemd_conf(workdir: Path) -> tuple[Path, Path]:

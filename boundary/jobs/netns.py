@@ -13,13 +13,13 @@ import shutil
 from pathlib import Path
 
 from boundary import proc
+from boundary.host import variant
 
 BRIDGE_PORT = 4010
 
 _INNER = """set -e
 cd -- "$1"; shift  # entering a host's mount namespace resets the working directory to its root
-ip link set lo up
-socat TCP-LISTEN:{port},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:{socket} </dev/null >/dev/null 2>&1 &
+{loopback}socat TCP-LISTEN:{port},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:{socket} </dev/null >/dev/null 2>&1 &
 # wait until the bridge listens, so the agent's first request cannot race it
 for i in $(seq 100); do
   (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && break
@@ -39,12 +39,21 @@ class NetnsError(RuntimeError):
     pass
 
 
+def loopback() -> str:
+    """What brings a job's network namespace up: its loopback, with IPv6 off where the host has it off."""
+    return "ip link set lo up\n" + (f"{variant.IPV6_OFF}\n" if variant.ipv6_off() else "")
+
+
 def model_url(job: str) -> str:
     return f"http://127.0.0.1:{BRIDGE_PORT}/jobs/{job}/v1"
 
 
-# execve too: a destination is named with the program that reached for it.
-TRACED = "trace=connect,sendto,sendmsg,execve"
+# Every call that can reach a peer (sendmmsg: a resolver's queries), and execve: a destination is named with the
+# program that reached for it. `-yy` names each socket's kind (TCP, UDP…), which nettrace.py needs.
+STRACE = (
+    *("strace", "-f", "-yy", "--seccomp-bpf", "-qq"),
+    *("-e", "trace=connect,sendto,sendmsg,sendmmsg,execve", "-e", "signal=none"),
+)
 
 
 def wrap(
@@ -59,19 +68,7 @@ def wrap(
     if trace is not None:
         # strace becomes PID 1 and waits for every tracee: end the stragglers when the job ends.
         reaper = ["bash", "-c", 'exec 9>&-; "$@"; rc=$?; kill -KILL -1 2>/dev/null; exit $rc', "traced-job"]
-        strace = [
-            "strace",
-            "-f",
-            "--seccomp-bpf",
-            "-qq",
-            "-e",
-            TRACED,
-            "-e",
-            "signal=none",
-            "-o",
-            "/dev/fd/9",
-        ]
-        argv = [*strace, "--", *reaper, *argv]
+        argv = [*STRACE, "-o", "/dev/fd/9", "--", *reaper, *argv]
     missing = [tool for tool in ("setpriv", "unshare", "ip", "socat", "bash", "strace") if shutil.which(tool) is None]
     if missing:
         raise NetnsError(f"jobs need {', '.join(missing)} on PATH (apt-get install util-linux iproute2 socat strace)")
@@ -80,6 +77,6 @@ def wrap(
     else:
         namespaces = ["--net", "--pid", "--fork", "--mount", "--mount-proc"]
     hide = _HIDE.format(trace=shlex.quote(str(trace)), records=shlex.quote(str(trace.parent))) if trace else ""
-    inner = _INNER.format(port=BRIDGE_PORT, socket=model_socket, hide=hide)
+    inner = _INNER.format(port=BRIDGE_PORT, socket=model_socket, hide=hide, loopback=loopback())
     wrapped = ["unshare", *namespaces, "--kill-child", "--", "bash", "-c", inner, "boundary-job", str(cwd), *argv]
     return [*proc.DIES_WITH_US, *enter, *wrapped]

@@ -23,10 +23,18 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from boundary.host import variant
 from boundary.jobs.nettrace import NetworkUse
 
 # Every address is this namespace's own: nothing leaves, every attempt is a packet on lo.
-ROUTE_EVERYTHING_TO_LOOPBACK = "ip route add local 0.0.0.0/0 dev lo\nip -6 route add local ::/0 dev lo\n"
+
+
+def route_everything_to_loopback() -> str:
+    """The routes that make every attempt a packet on lo (IPv6's only where it is on: `--host-ipv6 off`)."""
+    return "ip route add local 0.0.0.0/0 dev lo\n" + (
+        "" if variant.ipv6_off() else "ip -6 route add local ::/0 dev lo\n"
+    )
+
 
 _ETH_P_ALL = 0x0003
 _SOL_PACKET = 263
@@ -115,12 +123,24 @@ class Sighting:
 _LOOPBACK_ROUTE = re.compile(r"(local|broadcast|multicast|anycast) \S+ dev lo\b")
 
 
+def _ipv6_back_on(netns: Path) -> list[str]:
+    """With IPv6 off (`--host-ipv6 off`) nothing routes it: a job that turns it back on could send unseen."""
+    shown = subprocess.run(
+        ["nsenter", f"--net={netns}", "sh", "-c", "cat /proc/sys/net/ipv6/conf/*/disable_ipv6"],
+        capture_output=True,
+        text=True,
+        timeout=10,
+        check=False,
+    )
+    return [] if set(shown.stdout.split()) == {"1"} else ["IPv6 turned back on, where nothing routes it to lo"]
+
+
 def routing_problem(netns: Path) -> str | None:
     """Why the namespace no longer sends every attempt to lo as a packet, or None. A job with CAP_NET_ADMIN there
     may remove the `local default` routes, or add a route that takes an address elsewhere (a blackhole, a device
     of its own): its attempts there would leave no packet on lo."""
-    wrong = []
-    for family in ("-4", "-6"):
+    wrong = [] if not variant.ipv6_off() else _ipv6_back_on(netns)
+    for family in ("-4",) if variant.ipv6_off() else ("-4", "-6"):
         shown = subprocess.run(
             ["nsenter", f"--net={netns}", "ip", "-o", family, "route", "show", "table", "all"],
             capture_output=True,

@@ -20,12 +20,12 @@ from pathlib import Path
 import psutil
 
 from boundary import proc
-from boundary.jobs.netns import BRIDGE_PORT, TRACED, NetnsError
-from boundary.jobs.packets import ROUTE_EVERYTHING_TO_LOOPBACK, PacketWatch
+from boundary.jobs.netns import BRIDGE_PORT, STRACE, NetnsError, loopback
+from boundary.jobs.packets import PacketWatch, route_everything_to_loopback
 
 _INIT = """set -e
-ip link set lo up
-{routes}socat TCP-LISTEN:{port},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:{socket} </dev/null >/dev/null 2>&1 &
+{loopback}{routes}\
+socat TCP-LISTEN:{port},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:{socket} </dev/null >/dev/null 2>&1 &
 mount -t tmpfs -o size=64k,mode=0700 boundary-hidden {records}
 for i in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && break; sleep 0.02; done
 echo ready
@@ -62,9 +62,9 @@ class Pod:
 
     def start(self) -> Pod:
         namespaces = ["--net", "--pid", "--fork", "--mount", "--mount-proc", "--kill-child"]
-        routes = ROUTE_EVERYTHING_TO_LOOPBACK if self.watch_packets else ""
+        routes = route_everything_to_loopback() if self.watch_packets else ""
         socket = shlex.quote(str(self.model_socket))
-        init = _INIT.format(port=BRIDGE_PORT, socket=socket, records=self.records, routes=routes)
+        init = _INIT.format(port=BRIDGE_PORT, socket=socket, records=self.records, routes=routes, loopback=loopback())
         argv = [*proc.DIES_WITH_US, *self.enter, "unshare", *namespaces, "--", "bash", "-c", init]
         self._process = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True, start_new_session=True
@@ -86,8 +86,7 @@ class Pod:
         """argv run inside the pod, reaped when it ends; its whole process tree traced into `trace_fd` if given."""
         if self.pid is None:
             raise NetnsError("the shared job namespace is not running")
-        strace = ["strace", "-f", "--seccomp-bpf", "-qq", "-e", TRACED, "-e", "signal=none"]
-        traced = [*strace, "-o", f"/dev/fd/{trace_fd}", "--"] if trace_fd is not None else []
+        traced = [*STRACE, "-o", f"/dev/fd/{trace_fd}", "--"] if trace_fd is not None else []
         enter = ["nsenter", "-t", str(self.pid), "--net", "--pid", "--mount"]
         reaper = [sys.executable, "-c", _REAPER, str(cwd)]
         return [*enter, *traced, *reaper, *argv]

@@ -62,6 +62,21 @@ def add_options(parser: pytest.Parser) -> None:
         "or live (this machine, read-only)",
     )
     group.addoption(
+        "--host-etc",
+        action="append",
+        default=[],
+        metavar="NAME=FILE",
+        help="with --host namespace: FILE as the host's /etc/NAME instead of this machine's (repeatable), e.g. "
+        "hosts=FILE to run as on a host with that hosts file; this machine's /etc is never changed",
+    )
+    group.addoption(
+        "--host-ipv6",
+        default="on",
+        choices=("on", "off"),
+        help="with --host namespace: off turns IPv6 off in the host and in every job's network namespace, as on a "
+        "host that disabled it (default: on)",
+    )
+    group.addoption(
         "--host-unit",
         action="append",
         default=[],

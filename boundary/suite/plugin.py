@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from boundary.host import variant
 from boundary.report.record import RunRecord
 from boundary.report.renderings import suite_renderings, write_each
 from boundary.report.terminal import summary_lines
@@ -111,6 +112,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     _interrupt_on_sigterm()
     os.environ[tools.SOURCE_ENV] = config.getoption("--tools")  # runner code, workers and controls read it
+    _host_variant(config.getoption("--host-etc"), config.getoption("--host-ipv6"), config.getoption("--host"))
     options = ("--runner", "--sandbox", "--agent", "--runner-cmd")
     factories = load_runners(*(config.getoption(option) for option in options))
     names = config.getoption("--scenario") or [name for name, kind in registry().items() if kind.in_default_run]
@@ -134,6 +136,18 @@ def pytest_configure(config: pytest.Config) -> None:
         # workers, and each runs it (two sweeps at once then find each other's records).
         config.option.loadgroup = True
     config.stash[RUN_KEY] = record
+
+
+def _host_variant(files: list[str], ipv6: str, host: str) -> None:
+    """`--host-etc` and `--host-ipv6`, checked now and handed to every worker's host and job through the environment."""
+    if (files or ipv6 != "on") and host != "namespace":
+        raise pytest.UsageError(f"--host-etc and --host-ipv6 apply to --host namespace only; got --host {host}")
+    os.environ[variant.ETC_ENV] = ",".join(files)
+    os.environ[variant.IPV6_ENV] = ipv6
+    try:
+        variant.etc_files()
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None
 
 
 def _interrupt_on_sigterm() -> None:
