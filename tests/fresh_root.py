@@ -19,7 +19,11 @@ from boundary.host.base import host_command
 from boundary.host.image import mirror
 
 REPOSITORY = "boundary-fresh"
-PACKAGES = ("git", "ca-certificates", "python3", "python3-pip", "python3-venv", "curl")
+# netbase: every Debian install has it (priority important), and its postinst writes the stock /etc/hosts.
+PACKAGES = ("git", "ca-certificates", "python3", "python3-pip", "python3-venv", "curl", "netbase")
+# Where the image keeps the root's own files that Docker covers in every container (its init layer shadows them).
+OWN_ETC = "/usr/share/boundary-fresh/etc"
+COVERED = ("hosts", "resolv.conf", "hostname")
 CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 # Where tools look for CAs besides the system bundle (pip and node bring their own lists).
 CA_ENV = ("SSL_CERT_FILE", "PIP_CERT", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO")
@@ -54,6 +58,11 @@ def ensure_image(suite: str, build_dir: Path) -> str:
     done = host_command(argv, timeout=BUILD_TIMEOUT_S, what=f"debootstrap {suite}", fix="check the Debian mirror")
     assert done.returncode == 0, (done.stdout + done.stderr)[-2000:]
     (rootfs / "etc/ssl/certs/ca-certificates.crt").write_bytes(CA_BUNDLE.read_bytes())
+    kept = rootfs / OWN_ETC.lstrip("/")
+    kept.mkdir(parents=True)
+    for name in COVERED:
+        if (rootfs / "etc" / name).is_file():
+            (kept / name).write_bytes((rootfs / "etc" / name).read_bytes())
     with subprocess.Popen(["tar", "-C", str(rootfs), "-c", "."], stdout=subprocess.PIPE) as tar:
         imported = subprocess.run(["docker", "import", "-", tag], stdin=tar.stdout, capture_output=True, text=True)
     subprocess.run(["rm", "-rf", str(rootfs)], check=True)
@@ -74,15 +83,17 @@ def quick_start_script(prerequisites: list[str], main: str, test: str) -> str:
     return "set -euo pipefail\nexport DEBIAN_FRONTEND=noninteractive\n" + DISTRIBUTION_ETC + "\n".join(timed) + "\n"
 
 
-# Docker binds this machine's hosts, resolv.conf and hostname over the root's own: take them away, so the quick start
-# meets the files the distribution wrote (netbase's hosts, with `::1 localhost`; debootstrap's resolv.conf and
-# hostname; glibc's nsswitch.conf), and say which it used. A root without its own hosts file is no stock root.
-DISTRIBUTION_ETC = """\
-for file in /etc/hosts /etc/resolv.conf /etc/hostname; do
-  if mountpoint -q "$file"; then umount "$file"; fi
-  if mountpoint -q "$file"; then echo "[fresh] $file is still bound over the root's own" >&2; exit 1; fi
+# Docker binds this machine's hosts, resolv.conf and hostname over the root's own (and its init layer shadows them):
+# put back what the distribution wrote (netbase's hosts, with `::1 localhost`; debootstrap's resolv.conf and
+# hostname; glibc's nsswitch.conf is never covered), and say which the quick start used. A root without its own
+# hosts file is no stock root.
+DISTRIBUTION_ETC = f"""\
+for name in {" ".join(COVERED)}; do  # unbound first: never write through to the engine's copy
+  if mountpoint -q /etc/$name; then umount /etc/$name; fi
+  if mountpoint -q /etc/$name; then echo "[fresh] /etc/$name is still bound over the root's own" >&2; exit 1; fi
+  if [[ -f {OWN_ETC}/$name ]]; then cat {OWN_ETC}/$name > /etc/$name; fi
 done
-test -s /etc/hosts || { echo "[fresh] the root has no /etc/hosts of its own" >&2; exit 1; }
+test -s {OWN_ETC}/hosts || {{ echo "[fresh] the root has no /etc/hosts of its own" >&2; exit 1; }}
 for file in /etc/hosts /etc/nsswitch.conf /etc/resolv.conf; do
   echo "[fresh] the root's own $file:"; sed 's/^/[fresh]   /' "$file"
 done
