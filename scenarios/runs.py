@@ -19,6 +19,7 @@ from boundary.host import make_host
 from boundary.host.base import Host, HostError
 from boundary.host.health import HostHealth, host_report
 from boundary.host.services import DEFAULT_UNITS
+from boundary.jobs.job import JobDidNotStart
 from boundary.jobs.session import Session
 from boundary.model import ModelServer
 from boundary.offered import OfferedTools
@@ -60,6 +61,13 @@ class ScenarioRuns:
     floor: bool = False  # jobs with empty scripts (`--boundary-floor`): the bench's floor, judged as nothing
     paired_floor: bool = False  # each unit's floor right before it (`--boundary-paired-floor`), reported with it
     started: int = 0  # units started so far (each gets a directory of its own)
+    told: set[str] = field(default_factory=set)  # units whose failure to start a test has said
+
+    def first_to_tell(self, key: str) -> bool:
+        """True once per unit: the test that says why the unit did not run (the others need not say it again)."""
+        first = key not in self.told
+        self.told.add(key)
+        return first
 
     def get(self, key: str) -> ScenarioRecord:
         if key not in self.done:
@@ -114,6 +122,9 @@ class ScenarioRuns:
                     record.host = _after_jobs(host, session.health)
                     offered = frozenset(t for job in record.jobs for t in job.offered_tools)
                     record.offered = OfferedTools(runner.expected_tools(), offered, runner.forbidden_tools())
+        except JobDidNotStart as error:  # one finding for the unit, in the runner's own words, not one per cell
+            record.not_started = error.as_dict()
+            record.errors.append(str(error))
         except Exception as error:  # recorded: every test of the scenario then fails with it
             record.errors.append(f"scenario {name} could not finish: {type(error).__name__}: {error}")
         return record

@@ -20,7 +20,6 @@ from live import no_host_search, run_suite, stock_hosts
 from boundary.host.health import CHECKS
 from boundary.host.run_sockets import run_sockets
 from boundary.host.services import services
-from boundary.scenarios.base import JOB_A, JOB_B
 from boundary.suite import pytest_args
 from boundary.suite.prepare import KEPT_MARKER, WORKDIR_PREFIX
 from boundary.toolchain import node, tools
@@ -319,18 +318,16 @@ def fake_command(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, nam
 
 
 def test_timed_out_jobs_are_inconclusive_not_denied(pytester: pytest.Pytester) -> None:
-    """A job killed at its timeout proves nothing: every probe is INCONCLUSIVE, with the reason, and the run fails.
-
-    Job A is killed mid-start; job B then either times out too or fails on what A left half-done (seen: it
-    exited 1 within the second). Either way its probes say why they prove nothing.
-    """
+    """A job killed at its timeout proves nothing, and the run fails saying why. Killed before it asked the model
+    anything, the unit's first job shows the runner's jobs do not start in that time: the unit did not run, no cell
+    is judged (issue 44), and no probe is DENIED."""
     result, report = run_suite(pytester, "--job-timeout", "1", "-k", "test_probe", *CROSS_JOB)
     assert result.ret == 1
-    results = scenario(report)["results"]
-    assert {r["verdict"] for r in results} == {"INCONCLUSIVE"}
-    job_a = next(job for job in scenario(report)["jobs"] if job["name"].endswith(f".{JOB_A}"))
-    assert job_a["exit_code"] is None and "timed out" in job_a["problems"][0]
-    assert all(re.search(rf"job {re.escape(JOB_B)} (timed out|exited)", r["detail"]) for r in results)
+    part = scenario(report)
+    assert part["results"] == [] and "timed out after 1 s before it asked the model" in part["not_started"]["what"]
+    job = part["jobs"][0]
+    assert job["exit_code"] is None and "timed out" in job["problems"][0]
+    assert any(reason.endswith("did not run") for reason in report["verdict"]["failures"])
 
 
 def host_checks(report: dict[str, Any]) -> dict[str, dict[str, Any]]:

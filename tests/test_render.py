@@ -15,7 +15,8 @@ import pytest
 from boundary.host.health import checks_for
 from boundary.report.html import to_html
 from boundary.report.markdown import to_markdown
-from boundary.report.passrule import passed
+from boundary.report.passrule import failures, passed
+from boundary.report.terminal import summary_lines
 
 TARGETS = ["saved_output", "planted_tool_output", "shell_capture", "checkout_file", "account_db"]
 CHANNELS = ["read", "read_symlink", "grep", "glob", "shell_cat", "shell_cat_computed", "shell_ls", "job_output"]
@@ -358,3 +359,35 @@ def test_a_target_the_runner_has_no_such_thing_for_is_said_and_its_cells_are_not
     assert said in summary_lines(report) and said in to_markdown(report).replace("\\", "") and said in to_html(report)
     scenario["planned"].append(["account_db", "read"])  # still planned, with no result: fails as ever
     assert not passed(report)
+
+
+def make_not_started() -> dict[str, Any]:
+    """Two units whose first job exited before asking the model, as a runner whose jobs cannot start leaves them."""
+    report = make_report()
+    said = {"what": "the runner's jobs do not start on this host: its job exited 126", "said": "Error: crun: hybrid"}
+    for name in ("opencode/cross_job", "opencode/tamper"):
+        unit = dict(cross(report)) | {"results": [], "jobs": [_job("job-b")], "offered_tools": None}
+        unit |= {"not_started": said | {"job": "job-b", "transcript": f"/w/{name}.log"}, "errors": ["…"]}
+        report["scenarios"][name] = unit
+    del report["scenarios"]["cross_job"]
+    report["run"]["planned_scenarios"] = list(report["scenarios"])
+    return report
+
+
+@pytest.mark.parametrize("render", [to_markdown, to_html, lambda report: "\n".join(summary_lines(report))])
+def test_jobs_that_did_not_start_are_said_once_at_the_top(render: Callable[[dict[str, Any]], str]) -> None:
+    """Not as each cell's INCONCLUSIVE: one line naming the units it stopped, in the job's own words."""
+    page = render(make_not_started()).replace("\\", "")  # Markdown escapes the underscores
+    assert page.count("Error: crun: hybrid") == 2  # the top line and the verdict, once each
+    assert "2 units: opencode/cross_job, opencode/tamper" in page
+    assert "/w/opencode/cross_job.log" in page and "/w/opencode/tamper.log" not in page
+    assert "no probe results" not in page and "INCONCLUSIVE:" not in page
+
+
+def test_a_unit_that_did_not_run_fails_the_run_with_one_reason_each() -> None:
+    reasons = failures(make_not_started())
+    assert reasons == [
+        "the runner's jobs do not start on this host: its job exited 126: Error: crun: hybrid",
+        "opencode/cross_job: did not run",
+        "opencode/tamper: did not run",
+    ]

@@ -18,6 +18,7 @@ from boundary import proc
 from boundary.jobs.netns import wrap
 from boundary.jobs.pod import Pod
 from boundary.runners.contract import Job
+from boundary.text import excerpt, plain
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,31 @@ class JobOutcome:
             why = untraceable(self.transcript)
             return f"job {self.name} exited {self.exit_code} (transcript: {self.transcript}){why}"
         return None
+
+
+class JobDidNotStart(RuntimeError):
+    """A unit's first job ended (or hung) before it asked the model anything: the runner's jobs do not start here,
+    and no probe of the unit could prove anything. Said once, in the runner's own words, instead of as every cell."""
+
+    def __init__(self, outcome: JobOutcome) -> None:
+        self.job, self.exit_code, self.transcript = outcome.name, outcome.exit_code, outcome.transcript
+        self.said = first_words(outcome.transcript)
+        how = f"exited {self.exit_code}" if self.exit_code is not None else f"timed out after {outcome.wall_s:.0f} s"
+        self.what = f"the runner's jobs do not start on this host: its job {how} before it asked the model anything"
+        super().__init__(f"{self.what}: {self.said} (job {self.job}; transcript: {self.transcript})")
+
+    def as_dict(self) -> dict[str, object]:
+        return {"what": self.what, "said": self.said, "job": self.job, "transcript": str(self.transcript)}
+
+
+def first_words(transcript: Path, lines: int = 3) -> str:
+    """The first lines a job printed (where a launcher says why it cannot start), on one line."""
+    try:
+        text = plain(transcript.read_text(errors="replace")[:20_000])
+    except OSError as error:
+        return f"(its transcript could not be read: {error.strerror})"
+    said = [line.strip() for line in text.splitlines() if line.strip()][:lines]
+    return excerpt(" / ".join(said), 400) if said else "(it printed nothing)"
 
 
 # gVisor's ptrace platform traces its own processes, which it cannot do under the harness's `strace -f`: its

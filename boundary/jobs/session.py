@@ -14,7 +14,7 @@ from boundary import shared_defaults
 from boundary.agents.base import home
 from boundary.host.base import Host
 from boundary.host.health import HostHealth
-from boundary.jobs.job import JobOutcome, Operator, run_job, run_terminal_job
+from boundary.jobs.job import JobDidNotStart, JobOutcome, Operator, run_job, run_terminal_job
 from boundary.jobs.netns import model_url
 from boundary.jobs.nettrace import NetworkUse, read_trace
 from boundary.jobs.pod import Pod
@@ -238,6 +238,7 @@ class Session:
         problems = self._problems(key, outcome, record, self.server.stray[strays_before:])
         network = read_trace(trace) if trace else watched
         offered = sorted(record.offered_union())
+        started = any(report.requested_at for report in self.jobs)  # an earlier job of this unit asked the model
         self.jobs.append(
             JobReport(
                 key,
@@ -251,6 +252,8 @@ class Session:
                 record.requested_at,
             )
         )
+        if not started and not record.requested_at:
+            raise JobDidNotStart(outcome)
         return outcome, record
 
     @contextmanager

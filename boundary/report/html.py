@@ -15,6 +15,7 @@ from boundary.report.passrule import (
     failures,
     jobs_of,
     not_denied,
+    not_started_of,
     positive,
     results_of,
     run_of,
@@ -28,7 +29,7 @@ h1 { padding: 10px 14px; border-radius: 6px; color: #fff; font-size: 22px; margi
 h1.pass { background: #1a7f37; } h1.fail { background: #cf222e; }
 h2.scenario { font-size: 19px; margin-top: 34px; border-bottom: 2px solid #57606a; }
 h2, h3 { font-size: 16px; margin: 22px 0 6px; border-bottom: 1px solid #d0d7de; padding-bottom: 3px; }
-ul.reasons { color: #a40e26; font-weight: 600; margin: 4px 0 12px; }
+ul.reasons, p.reasons { color: #a40e26; font-weight: 600; margin: 4px 0 12px; }
 table { border-collapse: collapse; margin: 6px 0 10px; }
 th, td { border: 1px solid #d0d7de; padding: 4px 8px; text-align: left; vertical-align: top; }
 thead th { background: #f6f8fa; } tbody th { font-weight: 600; background: #f6f8fa; }
@@ -47,10 +48,14 @@ def to_html(report: Report) -> str:
     agents, rows = view.side_by_side(report)
     title = f"boundary {'PASS' if not failures(report) else 'FAIL'}: {run.get('runner', '?')} {', '.join(agents)}"
     body = [*_verdict(report), _header(report), *_errors(run)]
+    body += [f'<p class="reasons"><b>{_e(said)}</b></p>' for said in view.not_started_lines(report)]
     if len(agents) > 1:
         body += ["<h2>Agents side by side</h2>", _table(["scenario", *agents], rows)]
     for name, scenario in scenarios_of(report).items():
         body += [f'<h2 class="scenario">{_e(name)}: {_e(scenario.get("title", ""))}</h2>']
+        if not_started_of(scenario):  # said once, at the top
+            body.append(f"<p>{view.DID_NOT_RUN}: see above</p>")
+            continue
         body += [*_matrix(scenario), *_checks(scenario), *_host(scenario), *_jobs(scenario)]
         body += [f"<p><i>{_e(said)}</i></p>" for said in view.not_tried(scenario)]
         body += [*_not_denied(scenario), *_errors(scenario), *_all_results(scenario)]

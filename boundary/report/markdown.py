@@ -15,6 +15,7 @@ from boundary.report.passrule import (
     host_unchecked,
     jobs_of,
     not_denied,
+    not_started_of,
     passed,
     positive,
     run_of,
@@ -28,10 +29,14 @@ def to_markdown(report: Report) -> str:
     """Each scenario's matrix, its checks, then only what went wrong."""
     mark = "✅" if passed(report) else "❌"
     lines = [f"## {mark} boundary: {_md(view.verdict_line(report))}", "", _header(report), ""]
+    lines += [line for said in view.not_started_lines(report) for line in (f"**{_md(said)}**", "")]
     agents, rows = view.side_by_side(report)
     if len(agents) > 1:
         lines += [_row(["scenario", *agents]), "|---" * (len(agents) + 1) + "|", *(_row(row) for row in rows), ""]
     for name, scenario in scenarios_of(report).items():
+        if not_started_of(scenario):  # said once, at the top
+            lines += [f"### {name}: {_md(scenario.get('title', ''))}", "", f"{view.DID_NOT_RUN}: see above", ""]
+            continue
         lines += [f"### {name}: {_md(scenario.get('title', ''))}", "", *_matrix(scenario), ""]
         lines += [line for said in view.not_tried(scenario) for line in (f"*{_md(said)}*", "")]
         lines += [_offered(scenario), *_layers(scenario), *_host(scenario), "", *_jobs(scenario)]

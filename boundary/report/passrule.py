@@ -27,7 +27,8 @@ def failures(report: Report) -> list[str]:
         reasons.append("no scenario reported")
     for name, scenario in scenarios.items():
         reasons += scenario_failures(name, scenario)
-    return reasons + [f"error: {error}" for error in run_of(report).get("errors") or []]
+    said = [f"{s['what']}: {s.get('said')}" for s in map(not_started_of, scenarios.values()) if s]
+    return list(dict.fromkeys(said)) + reasons + [f"error: {error}" for error in run_of(report).get("errors") or []]
 
 
 def passed(report: Report) -> bool:
@@ -46,6 +47,9 @@ def exit_status(report: Report) -> int:
 
 
 def scenario_failures(name: str, scenario: dict[str, Any]) -> list[str]:
+    not_started = not_started_of(scenario)
+    if not_started:  # one reason, its words said once for the run (`failures`): none of its checks ran
+        return [f"{name}: did not run"]
     checks = (_probe_failures, _offered_failures, _layer_failures, _network_failures, _host_failures)
     reasons = [reason for check in checks for reason in check(scenario)]
     reasons += [f"error: {error}" for error in scenario.get("errors") or []]
@@ -147,6 +151,12 @@ def scenarios_of(report: Report) -> dict[str, dict[str, Any]]:
     if not isinstance(scenarios, dict):
         return {}
     return {str(name): s for name, s in scenarios.items() if isinstance(s, dict)}
+
+
+def not_started_of(scenario: dict[str, Any]) -> dict[str, Any] | None:
+    """What stopped a unit whose first job never asked the model (jobs.job.JobDidNotStart), or None."""
+    said = scenario.get("not_started")
+    return said if isinstance(said, dict) and said.get("what") else None
 
 
 def results_of(scenario: dict[str, Any]) -> list[Result]:

@@ -15,11 +15,23 @@ from boundary.report.passrule import (
     network_of,
     network_state,
     not_denied,
+    not_started_of,
     run_of,
     scenario_failures,
     scenarios_of,
 )
-from boundary.report.view import LAYER_SHORT, LEGEND, cell_text, matrix, not_tried, num, side_by_side, verdict_line
+from boundary.report.view import (
+    DID_NOT_RUN,
+    LAYER_SHORT,
+    LEGEND,
+    cell_text,
+    matrix,
+    not_started_lines,
+    not_tried,
+    num,
+    side_by_side,
+    verdict_line,
+)
 
 WIDTH = 100  # the legend's lines, as wide as a scenario's matrix usually is
 MIN_COLUMN = 7  # a matrix column fits the longest cell text ("INCONCLUSIVE" aside) whatever its channel's name
@@ -34,7 +46,8 @@ def summary_lines(report: Report) -> list[str]:
     run = run_of(report)
     versions = ", ".join(f"{k} {v}" for k, v in (run.get("versions") or {}).items())
     pairs = ", ".join(f"{agent} × {sandbox}" for agent, sandbox in (run.get("agents") or {}).items())
-    lines = [f"runner {run.get('runner')}: {pairs} ({versions})", *side_by_side_lines(report)]
+    lines = [f"runner {run.get('runner')}: {pairs} ({versions})", *not_started_lines(report)]
+    lines += side_by_side_lines(report)
     for name, scenario in scenarios_of(report).items():
         lines += ["", *_scenario_lines(name, scenario)]
     lines += ["", *_legend_lines()]
@@ -65,6 +78,8 @@ def _columns(header: list[str], rows: list[list[str]], widths: list[int], least:
 
 
 def _scenario_lines(name: str, scenario: dict[str, Any]) -> list[str]:
+    if not_started_of(scenario):  # said once, at the top
+        return [f"== {name}: {scenario.get('title')} — {DID_NOT_RUN}: its jobs did not start (above)"]
     failed = scenario_failures(name, scenario)
     lines = [f"== {name}: {scenario.get('title')} — {'FAILED' if failed else 'held'}", *_matrix(scenario)]
     lines += not_tried(scenario)

@@ -18,6 +18,7 @@ from boundary.report.passrule import (
     host_unchecked,
     network_of,
     network_state,
+    not_started_of,
     results_of,
     run_of,
     scenario_failures,
@@ -103,10 +104,31 @@ def _outcome(name: str, scenario: dict[str, Any]) -> str:
     results = results_of(scenario)
     if not scenario_failures(name, scenario):
         return f"held ({len(results)} probes)"
+    if not_started_of(scenario):
+        return DID_NOT_RUN
     if scenario.get("errors"):
         return "NOT COVERED" if "NOT COVERED" in " ".join(scenario["errors"]) else "ERROR"
     bad = sum(1 for r in results if r.get("verdict") != "DENIED")
     return f"FAILED ({bad} of {len(results)} not denied)" if bad else "FAILED"
+
+
+DID_NOT_RUN = "DID NOT RUN"
+
+
+def not_started_lines(report: Report) -> list[str]:
+    """Units whose jobs did not start, each failure said once (the same in every unit is one line), with the units
+    it stopped and the first one's transcript: what a reader must fix before any cell means anything."""
+    grouped: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for name, scenario in scenarios_of(report).items():
+        said = not_started_of(scenario)
+        if said:
+            key = (str(said["what"]), str(said.get("said")))
+            grouped.setdefault(key, []).append((name, str(said.get("transcript"))))
+    return [
+        f"{DID_NOT_RUN} ({len(units)} units: {', '.join(n for n, _ in units)}): {what}: {said} "
+        f"(transcript: {units[0][1]})"
+        for (what, said), units in grouped.items()
+    ]
 
 
 def not_tried(scenario: dict[str, Any]) -> list[str]:
