@@ -13,6 +13,7 @@ from boundary.host import HOST_MODES
 from boundary.host.base import HostError
 from boundary.host.image import ensure_image
 from boundary.host.resolved import resolved_root
+from boundary.jobs.first_job import JobDoesNotStart, start_one
 from boundary.report.passrule import exit_status
 from boundary.report.record import load
 from boundary.report.renderings import RENDERINGS, suite_renderings, write_each
@@ -81,12 +82,17 @@ def run_suite(options: list[str]) -> int:
 
 
 def _runner_check(args: argparse.Namespace) -> int:
+    os.environ[tools.SOURCE_ENV] = args.tools
+    start = None if args.no_job else start_one
     try:
-        warnings = check_runner(args.command_line, args.sandbox, print)
-    except ProtocolError as error:
+        warnings = check_runner(args.command_line, args.sandbox, print, start)
+    except (ProtocolError, JobDoesNotStart) as error:
         print(f"boundary: {error}", file=sys.stderr)
         return 1
-    print("PASS — the runner answers every verb as docs/runner-protocol.md asks")
+    started = "" if args.no_job else ", and its job starts and answers the model"
+    print(f"PASS — the runner answers every verb as docs/runner-protocol.md asks{started}")
+    if args.no_job:
+        print("(--no-job: no job was started; whether the runner's jobs start on this host is not known)")
     if warnings:  # not protocol errors: the live suite judges them, and fails the run on what they let through
         print(f"{len(warnings)} warning(s) above: what the live suite would find the slow way, or could not judge")
     return 0
@@ -149,9 +155,17 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("suite_options", nargs=argparse.REMAINDER)  # taken whole by main(): they are pytest's
     runner = commands.add_parser("runner", help="a runner command (docs/runner-protocol.md)")
     runner_commands = runner.add_subparsers(dest="runner_command", required=True)
-    check_parser = runner_commands.add_parser("check", help="ask every verb, validate every answer; no agent starts")
+    check_parser = runner_commands.add_parser(
+        "check", help="ask every verb, validate every answer, start one job (seconds; as root, as a run)"
+    )
     check_parser.add_argument("command_line", metavar="COMMAND", help='the runner command, e.g. "node my-runner.mjs"')
     check_parser.add_argument("--sandbox", help="ask for this sandbox instead of the runner's own (BOUNDARY_SANDBOX)")
+    check_parser.add_argument(
+        "--no-job", action="store_true", help="only the verbs: start no job (whether its jobs start is then unknown)"
+    )
+    check_parser.add_argument(
+        "--tools", default=os.environ.get(tools.SOURCE_ENV, "npm"), choices=tools.SOURCES, help="as `boundary run`'s"
+    )
     check_parser.set_defaults(func=_runner_check)
     init_parser = runner_commands.add_parser(
         "init", help="write a runner to start from (boundary's example), its Justfile recipes and CI workflow"

@@ -1,8 +1,9 @@
 """`boundary runner check COMMAND`: every verb of a runner command, answered and validated in seconds.
 
-No agent starts: the runner sets up state for a throwaway repository, prepares two jobs (one's name a
-prefix of the other's, as the live suite names them) and removes them; each answer is read as strictly as
-the live suite reads it.
+The runner sets up state for a throwaway repository, prepares two jobs (one's name a prefix of the other's, as
+the live suite names them) and removes them; each answer is read as strictly as the live suite reads it. Then,
+unless told not to, one job starts as a run would (boundary/jobs/first_job.py): a job that cannot start on this
+host fails the check in seconds, in its own words.
 """
 
 from __future__ import annotations
@@ -24,9 +25,17 @@ MODEL_URL = "http://127.0.0.1:9/jobs/check/v1"  # never contacted: no job starts
 SECRET = "boundary-check-secret"
 
 
-def check_runner(command: str, sandbox: str | None, say: Callable[[str], None]) -> list[str]:
+# Starts one job of the set-up runner in the scratch directory and says how it went, or raises: the jobs layer's
+# boundary.jobs.first_job.start_one, handed in by the command line (this layer cannot run jobs).
+StartJob = Callable[[CommandRunner, Path, Callable[[str], None]], None]
+
+
+def check_runner(
+    command: str, sandbox: str | None, say: Callable[[str], None], start_job: StartJob | None = None
+) -> list[str]:
     """Say what each verb answered, then what is wrong with the runner that no agent is needed to see (each also
-    returned); raise ProtocolError at the first answer that breaks the protocol."""
+    returned); raise ProtocolError at the first answer that breaks the protocol. With `start_job`, one job is then
+    started as a run would (which raises when it does not start)."""
     runner = CommandRunner(command, sandbox)
     layers = ", ".join(runner.denials)
     say(f"ok describe: {runner.name}, {runner.agent.name} jobs, sandbox {runner.sandbox.name}; layers: {layers}")
@@ -55,6 +64,8 @@ def check_runner(command: str, sandbox: str | None, say: Callable[[str], None]) 
             runner.remove_job(job)
             left = [str(p) for p in (job.checkout, job.data_dir) if p.exists()]
             say(f"ok remove-job {job.name}" + (f" (left behind: {', '.join(left)})" if left else ""))
+        if start_job is not None:
+            start_job(runner, directory, say)
     return warnings
 
 

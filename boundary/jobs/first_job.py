@@ -1,0 +1,67 @@
+"""`boundary runner check`'s last step: start one job of the runner as a run would, and say whether it starts.
+
+A runner may answer every verb and still launch jobs that cannot start on this host (a container runtime that
+refuses the host's cgroups, a missing binary in an image, a typo in a launcher). The check finds it in seconds,
+with the job's own words, instead of a run that judges every cell INCONCLUSIVE: the scripted model asks for one
+shell call and one read of the checkout; the job must reach the model, answer both, and exit 0.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from boundary.host import make_host
+from boundary.host.base import Host, HostError
+from boundary.jobs.job import JobDidNotStart, first_words
+from boundary.jobs.session import Session
+from boundary.model import ModelServer, Script
+from boundary.runners.contract import Runner
+from boundary.text import excerpt
+
+NAME = "check-start"
+TIMEOUT_S = 120.0  # an agent starts in 1-7 s here; this bounds a hung launcher, not a slow one
+
+
+class JobDoesNotStart(RuntimeError):
+    """The runner's job did not start, or did not answer, or failed: what it said, for one line of the check."""
+
+
+def start_one(runner: Runner, workdir: Path, say: Callable[[str], None]) -> None:
+    """Run one job of `runner` (already set up under workdir/state) on a namespace host; raise JobDoesNotStart."""
+    began = time.monotonic()
+    with ModelServer(workdir / "model.sock") as server, _host(workdir) as host:
+        session = Session("check", server, workdir, TIMEOUT_S, progress=lambda _: None, host=host)
+        session.network_watch = getattr(runner, "network_watch", "trace")
+        with session.job(runner, NAME) as job:
+            shell, read = (
+                runner.agent.shell("shell", "echo boundary-check"),
+                runner.agent.read("read", job.checkout / "README.md"),
+            )
+            try:
+                outcome, record = session.run(job, Script([[shell], [read]]))
+            except JobDidNotStart as error:  # the check's directory goes with it: its words, not its transcript
+                raise JobDoesNotStart(f"{error.what}: {error.said}") from None
+    unanswered = [call for call in ("shell", "read") if call not in record.results]
+    if outcome.exit_code != 0 or unanswered:
+        how = f"exited {outcome.exit_code}" if outcome.exit_code is not None else "timed out"
+        left = f", leaving {' and '.join(unanswered)} unanswered" if unanswered else ""
+        raise JobDoesNotStart(f"the runner's job {how}{left}: {first_words(outcome.transcript)}")
+    answers = "; ".join(f"{call}: {excerpt(record.results[call], 60)!r}" for call in ("shell", "read"))
+    say(f"ok job {NAME}: reached the model, answered {answers}, exit 0, in {time.monotonic() - began:.1f} s")
+
+
+@contextmanager
+def _host(workdir: Path) -> Iterator[Host]:
+    """A namespace host, as a run's default: the job starts where a run's would."""
+    host = make_host("namespace", workdir, lambda _: None)
+    try:
+        host.start()
+    except HostError as error:
+        raise JobDoesNotStart(f"no namespace host to start it on: {str(error).splitlines()[0]}") from None
+    try:
+        yield host
+    finally:
+        host.stop()
