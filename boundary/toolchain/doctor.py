@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "nsenter": ("util-linux", "running jobs inside the namespace host"),
     "dbus-daemon": ("dbus", "the namespace host's system bus"),
     "dnsmasq": ("dnsmasq-base", "the namespace host's upstream DNS"),
+    "zstd": ("zstd", "searching zstd archives a job or runner leaves for the runner secret"),
 }
 
 # srt puts the shell in a network namespace; bwrap brings `lo` up itself there,
@@ -268,10 +269,11 @@ class ExampleNeeds:
     engine: str  # the command on PATH
     image_flag: str  # image.sh's flag that prints the image when it is built, and says how when not
     packages: str  # the Debian packages that bring the engine and the image's recipe
+    host_plan: Path | None = None  # the example's own script that says what its engine needs of this host
 
 
 EXAMPLE_NEEDS = {
-    "podman": ExampleNeeds("podman", "--check", "podman debootstrap"),
+    "podman": ExampleNeeds("podman", "--check", "podman runc debootstrap", EXAMPLES / "podman" / "host.mjs"),
     "gvisor": ExampleNeeds("runsc", "--rootfs", "runsc debootstrap"),
 }
 
@@ -285,12 +287,25 @@ def check_example(sandbox: str, info: bool) -> Check:
         problem = f"{needs.engine} is not on PATH"
     else:
         ran = run(["bash", str(IMAGE_SCRIPT), needs.image_flag], f"the {sandbox} example's image check")
-        if ran.code == 0:
-            return Check(name, True, f"{needs.engine} and its job image {ran.stdout.strip()}: ready", info=info)
-        problem = first_line(ran.stderr) or "its job image is not built"
+        planned = _host_plan(needs)
+        if ran.code == 0 and planned.code == 0:
+            ready = f"{needs.engine} and its job image {ran.stdout.strip()}: ready"
+            return Check(name, True, f"{ready}{'; ' if planned.stdout else ''}{planned.stdout.strip()}", info=info)
+        problem = first_line(ran.stderr) or first_line(planned.stderr) or "its job image is not built"
     if info:
         return Check(name, True, f"not ready: {problem} (to use it: {fix})", info=True)
     return Check(name, False, problem, fix)
+
+
+def _host_plan(needs: ExampleNeeds) -> Ran:
+    """What the example's engine needs of this host, in the example's own words (empty when it has no such script)."""
+    if needs.host_plan is None:
+        return Ran(0, "", "")
+    try:
+        node = str(tools.node())  # the Node boundary puts first on a runner's PATH
+    except tools.ToolsError as error:
+        return Ran(None, "", str(error))
+    return run([node, str(needs.host_plan)], f"{needs.host_plan.name}, the example's host plan")
 
 
 def run_checks(sandbox: str = "srt", host: str | None = "namespace", examples: bool = False) -> list[Check]:

@@ -29,6 +29,7 @@ import { spawnSync } from "node:child_process"
 import fs from "node:fs"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
+import { planFor, thisHost, ulimitArgs } from "./host.mjs"
 import {
   findOpencodeSdk,
   findTool,
@@ -86,6 +87,13 @@ export const podman = {
     return { tag, store }
   },
 
+  // What this host needs of podman (its runtime), or the runner's error that says what to change.
+  plan() {
+    const plan = planFor(thisHost())
+    if (plan.problem) throw new RunnerError(`podman cannot start a job's container on this host: ${plan.problem} — fix: ${plan.fix}`)
+    return plan
+  },
+
   tmpdirProblem: () => null,
 }
 
@@ -124,6 +132,7 @@ export class PodmanRunner extends OpencodeRunner {
     const dir = this.podmanDir(state)
     fs.mkdirSync(this.emptyDir(state), { recursive: true })
     const image = podman.image()
+    const { runtime } = podman.plan() // crun cannot start on some hosts: see host.mjs
     fs.writeFileSync(path.join(dir, "image"), `${image.tag}\n`)
     fs.writeFileSync(
       path.join(dir, "storage.conf"),
@@ -135,7 +144,7 @@ export class PodmanRunner extends OpencodeRunner {
     fs.mkdirSync(path.join(dir, "tmp"), { recursive: true })
     fs.writeFileSync(
       path.join(dir, "containers.conf"),
-      `[engine]\nevents_logger = "none"\ntmp_dir = ${JSON.stringify(path.join(dir, "tmp"))}\nlock_type = "file"\n`,
+      `[engine]\n${runtime ? `runtime = ${JSON.stringify(runtime)}\n` : ""}events_logger = "none"\ntmp_dir = ${JSON.stringify(path.join(dir, "tmp"))}\nlock_type = "file"\n`,
     )
   }
 
@@ -272,6 +281,8 @@ until [ -S ${shellQuote(socket)} ]; do sleep 0.01; done
 args=(run --rm --pull=never --name ${shellQuote(this.containerName(paths))} ${this.isolation().join(" ")}
   --workdir ${shellQuote(this.seen(paths, paths.checkout))}
   ${binds.join("\n  ")})
+# The container's rlimits are the launcher's own: podman as root asks for more, which fails without CAP_SYS_RESOURCE.
+${ulimitArgs()}
 made=()
 for relative in ${PROJECT_PROTECTED.map(shellQuote).join(" ")}; do
   path=${shellQuote(paths.checkout)}/"$relative" seen=${shellQuote(this.seen(paths, paths.checkout))}/"$relative"
