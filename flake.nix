@@ -69,6 +69,7 @@
               pkgs.dnsmasq
               pkgs.systemd # systemd-resolved, for the host-health checks
               pkgs.acl
+              pkgs.zstd # the secret's search unpacks zstd archives
               pkgs.nix
             ];
             # The suite takes opencode, srt and node from PATH here (the report says so); the Python

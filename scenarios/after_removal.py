@@ -1,7 +1,9 @@
 """The after-removal scenario: what job A leaves once the runner removed it, and whether the next job gets it.
 
 Job A runs and its targets are planted (`common.run_job_a`); the runner removes it. From outside, every file under
-`STATE` is searched for A's canaries (a runner that archives a job's data, or keeps it for a pool, is told where);
+`STATE` is searched for A's canaries, in its name, its content and what it unpacks to (a runner that archives a
+job's data, compressed or not, or keeps it for a pool, is told where; a file it could not read to the end leaves the
+cells INCONCLUSIVE);
 then job C of the same account and repository is created, and its own files (checkout, data, TMPDIR, HOME) are
 searched: a pooled checkout or HOME that still holds A's files hands them to C (`inherited`). Whatever of A's is
 left elsewhere becomes C's target: its read tool and its shell try each such file, judged as `cross_job` judges.
@@ -22,12 +24,12 @@ from boundary.scenarios.base import JOB_A, JOB_B, Cell, ProbeResult, Scenario
 from boundary.scenarios.common import REPOSITORY_FILES, run_job_a
 from boundary.scenarios.common_probes import judge_probes, plan_probes
 from boundary.scenarios.probe_batches import batched
+from boundary.unpack import Unreadable, pieces
 from boundary.verdict import Finding, Verdict
 
 JOB_C = JOB_B  # created after A was removed: B's name, so a runner that reuses paths by name is tried too
 INHERITED = "inherited"
 LEFT_CHANNELS = [ch for ch in CHANNELS if ch.name in ("read", "shell_cat")]
-MAX_SEARCHED_BYTES = 4 * 1024 * 1024  # of each file under STATE: A's canaries sit in small files
 
 
 class AfterRemoval(Scenario):
@@ -46,13 +48,13 @@ class AfterRemoval(Scenario):
             targets = [t for t in run_job_a(runner, session, job_a) if t.name in _targets(runner)]
         state = session.state
         with session.job(runner, JOB_C) as job_c:  # searched once C exists: creating it may take what A left
-            own_files = _own_files(runner, job_c)
-            own = _holders_in(own_files, targets)
+            own_files, unread = _own_files(runner, job_c), list[str]()
+            own = _holders_in(own_files, targets, unread)
             findings = [((t.name, INHERITED), _inherited(t, own, job_c)) for t in targets]
-            left = _holders_in(sorted(set(_files(state)) - set(own_files)), targets)
+            left = _holders_in(sorted(set(_files(state)) - set(own_files)), targets, unread)
             elsewhere = [Target(t.name, left[t.name][0], t.content) for t in targets if t.name in left]
             findings += self._left_behind(runner, session, job_c, targets, elsewhere, state)
-        return [self.result(runner, cell, finding) for cell, finding in findings]
+        return [self.result(runner, cell, _unproven(finding, unread)) for cell, finding in findings]
 
     def _left_behind(
         self, runner: Runner, session: Session, job: Job, targets: list[Target], left: list[Target], state: Path
@@ -92,23 +94,34 @@ def _files(root: Path) -> list[Path]:
     return [p for p in root.rglob("*") if p.is_file() and not p.is_symlink()] if root.is_dir() else []
 
 
-def _holders_in(files: list[Path], targets: list[Target]) -> dict[str, list[Path]]:
-    """target -> the files that hold its canary (in their content or name), read from outside."""
+def _holders_in(files: list[Path], targets: list[Target], unread: list[str]) -> dict[str, list[Path]]:
+    """target -> the files that hold its canary, read from outside; each file it could not read to the end goes to
+    `unread`."""
     found: dict[str, list[Path]] = {}
     for path in files:
-        text = _head(path)
-        for target in targets:
-            if canary.found(target.tokens, f"{path}\n{text}"):
-                found.setdefault(target.name, []).append(path)
+        for name in _held_in(path, targets, unread):
+            found.setdefault(name, []).append(path)
     return found
 
 
-def _head(path: Path) -> str:
+def _held_in(path: Path, targets: list[Target], unread: list[str]) -> set[str]:
+    """The targets whose canary `path` holds in its name, its content or what it unpacks to."""
+    held = {t.name for t in targets if canary.found(t.tokens, str(path))}
     try:
-        with path.open("rb") as file:
-            return file.read(MAX_SEARCHED_BYTES).decode(errors="replace")
-    except OSError:
-        return ""
+        for piece in pieces(path):
+            text = piece.decode(errors="replace")
+            held |= {t.name for t in targets if canary.found(t.tokens, text)}
+    except Unreadable as error:
+        unread.append(str(error))
+    return held
+
+
+def _unproven(finding: Finding, unread: list[str]) -> Finding:
+    """A cell that found nothing proves nothing when a file it searched could not be read to the end."""
+    if finding.verdict is not Verdict.DENIED or not unread:
+        return finding
+    shown = "; ".join(dict.fromkeys(unread))
+    return Finding(Verdict.INCONCLUSIVE, "", f"{finding.detail}; but it could not search to the end: {shown}")
 
 
 def _inherited(target: Target, own: dict[str, list[Path]], job: Job) -> Finding:

@@ -3,12 +3,15 @@ left elsewhere is found (in a file's content or its name) and becomes C's target
 
 from __future__ import annotations
 
+import gzip
+import io
+import tarfile
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 from boundary.probes import Target
-from boundary.scenarios.after_removal import _holders_in, _inherited, _nothing_left
+from boundary.scenarios.after_removal import _holders_in, _inherited, _nothing_left, _unproven
 from boundary.verdict import Verdict
 
 SAVED = Target("saved_output", Path("/a/saved"), "BOUNDARY-00000000000000000001", "BOUNDARY-00000000000000000002")
@@ -23,7 +26,7 @@ def test_a_canary_is_found_in_a_files_content_or_its_name(tmp_path: Path) -> Non
     by_content.write_text(f"line {SAVED.content}\n")
     by_name.write_text("renamed, its content gone\n")
     other.write_text("BOUNDARY-99999999999999999999\n")
-    assert _holders_in([by_content, by_name, other], [SAVED]) == {"saved_output": [by_content, by_name]}
+    assert _holders_in([by_content, by_name, other], [SAVED], []) == {"saved_output": [by_content, by_name]}
 
 
 def test_a_canary_in_job_cs_own_files_is_leaked_naming_them() -> None:
@@ -37,3 +40,30 @@ def test_a_canary_in_job_cs_own_files_is_leaked_naming_them() -> None:
 def test_nothing_left_says_what_was_searched() -> None:
     said = _nothing_left(SAVED, Path("/s"))
     assert said.verdict is Verdict.DENIED and "nothing of A's saved_output under /s after remove-job" in said.detail
+
+
+def test_a_canary_in_a_compressed_archive_is_found(tmp_path: Path) -> None:
+    """Issue 42: a runner that archives a job's output as a .tar.gz at removal left A's canary where the search,
+    reading bytes, saw none."""
+    content = f"the job's output: {SAVED.content}\n".encode()
+    tarball = io.BytesIO()
+    with tarfile.open(fileobj=tarball, mode="w:gz") as archive:
+        member = tarfile.TarInfo("job-a/output.txt")
+        member.size = len(content)
+        archive.addfile(member, io.BytesIO(content))
+    (tmp_path / "job-a.tar.gz").write_bytes(tarball.getvalue())
+    (tmp_path / "other.gz").write_bytes(gzip.compress(b"nothing of A's"))
+    unread: list[str] = []
+    assert _holders_in(sorted(tmp_path.iterdir()), [SAVED], unread) == {"saved_output": [tmp_path / "job-a.tar.gz"]}
+    assert unread == []
+
+
+def test_nothing_found_where_a_file_could_not_be_read_is_inconclusive(tmp_path: Path) -> None:
+    broken = tmp_path / "job-a.zip"
+    broken.write_bytes(b"PK\x03\x04 not a zip after all")
+    unread: list[str] = []
+    assert _holders_in([broken], [SAVED], unread) == {}
+    assert len(unread) == 1 and "job-a.zip: a zip archive it could not unpack" in unread[0]
+    said = _unproven(_nothing_left(SAVED, tmp_path), unread)
+    assert said.verdict is Verdict.INCONCLUSIVE and "could not search to the end" in said.detail
+    assert _unproven(_nothing_left(SAVED, tmp_path), []).verdict is Verdict.DENIED
