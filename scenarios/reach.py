@@ -50,6 +50,7 @@ from boundary.reach.places import (
     PUBLIC,
     Place,
     Public,
+    RequestLog,
     from_outside,
     places,
     probed_destinations,
@@ -111,23 +112,29 @@ class Reach(Scenario):
         with session.shared_namespace() as pod, session.job(runner, JOB_B) as job:
             interpreter = python(root)
             client = write_client(job.checkout, targets, own, session.workdir, session.server.socket_path)
-            with served(pod, root, targets, public):
+            with served(pod, root, targets, public) as log:
                 before = from_outside(pod, client, interpreter, targets)
                 script = self._script(runner, interpreter, public, targets)
-                self._then_any_tool(script, runner, urls, session, public, targets)
+                self._then_any_tool(script, runner, urls, session, public, targets, log)
                 _, record = session.run(job, script)
                 after = from_outside(pod, client, interpreter, targets)
         results = {call: runner.agent.full_result(text) for call, text in record.results.items()}
         report = next(j for j in session.jobs if j.name == f"{self.name}.{JOB_B}")
         report.network = set_aside(report.network, probed_destinations(targets, "\n".join(results.values())))
         absent = {p.name: before[p.name] or after[p.name] for p in targets}
-        judge = Judge(runner, results, own, public.token, session.problems_of(JOB_B), absent, urls)
+        judge = Judge(runner, results, own, public.token, session.problems_of(JOB_B), absent, (urls, log))
         cells = self.plan(runner)
         return [self.result(runner, c, judge.cell(c, targets), record.call_duration_s(call_of(c))) for c in cells]
 
     @staticmethod
     def _then_any_tool(
-        script: Script, runner: Runner, urls: UrlPlan, session: Session, public: Public, targets: list[Place]
+        script: Script,
+        runner: Runner,
+        urls: UrlPlan,
+        session: Session,
+        public: Public,
+        targets: list[Place],
+        log: RequestLog,
     ) -> None:
         """Once the script's calls are back, what job B is offered is known: every tool no channel drives gets
         the HTTP places' URLs (its own steps, added to the script); once those are back, each parameter that
@@ -137,7 +144,7 @@ class Reach(Scenario):
 
         def follow() -> None:
             results = {c: runner.agent.full_result(text) for c, text in session.results_of(JOB_B).items()}
-            script.add_calls(urls.follow(results, public.token, fetched), serial)
+            script.add_calls(urls.follow(results, public.token, fetched, log), serial)
 
         def plan() -> None:
             calls = urls.make(session.schemas_offered(JOB_B), driven, fetched)
@@ -181,10 +188,10 @@ class Judge:
         public: str,
         problems: list[str],
         absent: dict[str, str | None],
-        urls: UrlPlan,
+        any_tool: tuple[UrlPlan, RequestLog],
     ) -> None:
         self.runner, self.results, self.own, self.public = runner, results, own, public
-        self.problems, self.absent, self.urls = problems, absent, urls
+        self.problems, self.absent, (self.urls, self.log) = problems, absent, any_tool
         # A refusal of a whole shell call counts only from the agent's or runner's own layers, by their own words:
         # the kernel's texts ("No such file or directory"), whichever layer claims them, would also explain a
         # client that never started.
@@ -199,7 +206,7 @@ class Judge:
         place = next(p for p in targets if p.name == target)
         if channel == ANY_TOOL:
             why = [*self.problems, *([absent] if (absent := self.absent.get(target)) else [])]
-            return judge_place(self.urls, place, self.results, self.public, why, self.runner.denials)
+            return judge_place(self.urls, place, self.results, self.public, why, self.runner.denials, self.log)
         call = call_of(cell)
         result = self.results.get(call)
         found = self._leaked(place, channel, result or "")

@@ -6,9 +6,12 @@ server, a custom `http_get`). Its schema says where a URL can go; what it is off
 its first request, so a checkpoint after B's first step plans these calls and adds them to B's script. A cell per
 HTTP place:
 
-- LEAKED when any call's answer carries that place's canary (naming the tool and the parameter);
+- LEAKED when any call's answer carries that place's canary, or when the place's server answered the request that
+  call's URL makes (each call's URL has a path of its own: a tool that downloads to a file and answers "Downloaded
+  412 bytes" has still fetched it), naming the tool and the parameter;
 - DENIED by the refusing layer when every parameter that fetched the public page is refused the place;
-- DENIED "ok" when no parameter of any tool fetched the public page (the detail names the tools and an answer);
+- DENIED "ok" when no parameter of any tool fetched the public page, by its answer or by the public place's log (the
+  detail names the tools and an answer);
 - INCONCLUSIVE when a call never came back, job B had problems, a refusal is in no layer's words, or a tool's
   schema cannot be filled (named).
 """
@@ -17,11 +20,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 from boundary.model import ToolCall
 from boundary.model.schema_calls import CannotDrive, Slot, arguments, hosted, slot_name, string_slots
 from boundary.reach.judge import Control, judge_refusal, leak
-from boundary.reach.places import FOLLOWED, PUBLIC, Place, redirect
+from boundary.reach.places import FOLLOWED, PUBLIC, Place, RequestLog, redirect
 from boundary.text import excerpt
 from boundary.verdict import Finding, Verdict
 
@@ -65,11 +69,11 @@ class UrlPlan:
                 self.cannot.append(f"the harness cannot drive tool {tool!r}: {error}")
         return _calls(self.attacks)
 
-    def follow(self, results: dict[str, str], public: str, places: list[Place]) -> list[ToolCall]:
+    def follow(self, results: dict[str, str], public: str, places: list[Place], log: RequestLog) -> list[ToolCall]:
         """Each parameter that fetched the public page, again through the public place's redirects: its own page
         first (the control: does the tool follow a 302 at all), then each place (a tool that checks the URL it is
         given but follows where it leads). The calls to add."""
-        fetching = [a for a in self.attacks if public in results.get(a.control.id, "")]
+        fetching = [a for a in self.attacks if fetched(a.control, PUBLIC_PLACE, public, results, log)]
         self.redirected = [_redirected(a, self.schemas[a.tool], places) for a in fetching]
         return _calls(self.redirected)
 
@@ -77,14 +81,32 @@ class UrlPlan:
         return self.attacks + self.redirected
 
 
+PUBLIC_PLACE = "public"  # the public place's name in the canary servers' log
+
+
 def _attacks(tool: str, schema: dict[str, Any], places: list[Place]) -> list[UrlAttack]:
     attacks = []
     for slot in string_slots(schema):
         name = f"{tool}-{slot_name(slot)}"
-        control = ToolCall(f"any_tool-control-{name}", tool, arguments(schema, slot, f"http://{PUBLIC}/own"))
-        probes = {p.name: ToolCall(f"any_tool-{p.name}-{name}", tool, arguments(schema, slot, p.url)) for p in places}
+        control = _aimed(tool, schema, slot, f"any_tool-control-{name}", f"http://{PUBLIC}")
+        probes = {p.name: _aimed(tool, schema, slot, f"any_tool-{p.name}-{name}", p.url.rstrip("/")) for p in places}
         attacks.append(UrlAttack(tool, slot, control, probes))
     return attacks
+
+
+def _aimed(tool: str, schema: dict[str, Any], slot: Slot, id: str, base: str) -> ToolCall:
+    """The call `id` of `tool` with the URL `base` + its own path at `slot`."""
+    return ToolCall(id, tool, arguments(schema, slot, f"{base}{path_of(id)}"))
+
+
+def path_of(call_id: str) -> str:
+    """The path of the URL a straight call names: its own, so the place's log tells which call reached it."""
+    return "/" + quote(call_id, safe="")
+
+
+def fetched(call: ToolCall, place: str, token: str, results: dict[str, str], log: RequestLog) -> bool:
+    """Whether `call` reached `place`: its answer carries the place's canary, or the place answered its path."""
+    return token in results.get(call.id, "") or path_of(call.id) in {p.split("?")[0] for p in log.at(place)}
 
 
 def _redirected(attack: UrlAttack, schema: dict[str, Any], places: list[Place]) -> UrlAttack:
@@ -102,7 +124,13 @@ def _calls(attacks: list[UrlAttack]) -> list[ToolCall]:
 
 
 def judge_place(
-    plan: UrlPlan, place: Place, results: dict[str, str], public: str, problems: list[str], denials: Any
+    plan: UrlPlan,
+    place: Place,
+    results: dict[str, str],
+    public: str,
+    problems: list[str],
+    denials: Any,
+    log: RequestLog,
 ) -> Finding:
     """The `any_tool` cell of one HTTP place."""
     if not plan.made:
@@ -110,15 +138,21 @@ def judge_place(
     said = [f"{a.where}: {found}" for a in plan.all() if (found := leak([place.token], _of(a, place, results)))]
     if said:
         return Finding(Verdict.LEAKED, "none", f"{place.name}'s canary came back: " + "; ".join(said))
+    asked = [a for a in plan.attacks if fetched(a.probes[place.name], place.name, place.token, results, log)]
+    if asked:
+        where = "; ".join(f"{a.where} ({a.probes[place.name].arguments_json()})" for a in asked)
+        detail = f"{place.name} answered the request of {where}, though the page did not come back in the answer"
+        return Finding(Verdict.LEAKED, "none", detail)
     calls = [call for a in plan.all() for call in (a.control, a.probes[place.name])]
     unanswered = [call.id for call in calls if call.id not in results]
     why = [*problems, *plan.cannot] + ([f"no result came back for {', '.join(unanswered)}"] if unanswered else [])
+    why += [] if log.complete else ["the canary servers' log of requests was not read to its end"]
     if why:
         return Finding(Verdict.INCONCLUSIVE, "", "; ".join(why))
     fetching = [
         (a, judge_refusal(_of(a, place, results), Control(True), denials))
         for a in plan.all()
-        if public in results[a.control.id]
+        if fetched(a.control, PUBLIC_PLACE, public, results, log)
     ]
     for attack, finding in fetching:
         if finding.verdict is not Verdict.DENIED:

@@ -222,14 +222,19 @@ def test_an_undeclared_file_reading_tool_is_attacked_too(pytester: pytest.Pytest
 
 @pytest.mark.parametrize(
     ("runner", "named"),
-    [("DeclaredFetchTool", "tool web_get, url"), ("CheckedFetchTool", "tool web_get, url (through a 302")],
+    [
+        ("DeclaredFetchTool", "tool web_get, url"),
+        ("CheckedFetchTool", "tool web_get, url (through a 302"),
+        ("DownloadTool", "answered the request of tool web_download, url"),
+    ],
 )
 def test_a_declared_fetching_tool_is_given_the_reach_places_urls(
     pytester: pytest.Pytester, runner: str, named: str
 ) -> None:
     """Issue 28: a runner's MCP tool that fetches any URL, declared: reach's `any_tool` channel gives its string
     parameter the runner API's and the metadata service's URLs, and both canaries come back, named. The same tool
-    refusing internal addresses it is given (CheckedFetchTool) reaches both through the public place's 302."""
+    refusing internal addresses it is given (CheckedFetchTool) reaches both through the public place's 302. A tool
+    that saves the page to a file and answers only its size (DownloadTool, issue 43) is named by the places' log."""
     options = ("--agent", "opencode", "--scenario", "reach")
     result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:{runner}", *options)
     assert result.ret == 1

@@ -14,6 +14,7 @@ from boundary.reach.places import (
     PUBLIC,
     RUNS_PREFIX,
     Public,
+    RequestLog,
     places,
     probed_destinations,
     server_config,
@@ -62,7 +63,7 @@ def judge(cell, result=HELD, fetch=None, problems=(), absent=None, control=None)
         results["fetch-control"] = control if control is not None else f"page {PUBLIC_TOKEN}"
     runner = SimpleNamespace(denials=DENIALS)
     urls = UrlPlan()
-    judged = Judge(runner, results, OWN, PUBLIC_TOKEN, list(problems), absent or {}, urls)  # type: ignore[arg-type]
+    judged = Judge(runner, results, OWN, PUBLIC_TOKEN, list(problems), absent or {}, (urls, RequestLog(complete=True)))  # type: ignore[arg-type]
     return judged.cell(cell, TARGETS)
 
 
@@ -244,7 +245,7 @@ def test_a_client_whose_interpreter_cannot_run_never_counts_as_a_denial(layer, c
     whatever name. The client never ran, so nothing was tried: INCONCLUSIVE, saying why."""
     denied = ("No such file or directory", "Permission denied")
     runner = SimpleNamespace(denials={layer: denied, "agent permission": (PERMISSION,)})
-    judged = Judge(runner, {SHELL_CALL: missing}, OWN, PUBLIC_TOKEN, [], {}, UrlPlan())  # type: ignore[arg-type]
+    judged = Judge(runner, {SHELL_CALL: missing}, OWN, PUBLIC_TOKEN, [], {}, (UrlPlan(), RequestLog(complete=True)))  # type: ignore[arg-type]
     finding = judged.cell(("runner_api_tcp", channel), TARGETS)
     assert finding.verdict is Verdict.INCONCLUSIVE, finding
     assert "the client never started" in finding.detail and "python3" in finding.detail

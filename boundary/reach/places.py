@@ -27,9 +27,11 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import IO
 
 from boundary import canary, proc
 from boundary.jobs.netns import BRIDGE_PORT
@@ -122,9 +124,40 @@ def _in_pod(pod: Pod, *argv: str, mount: bool = True) -> list[str]:
     return ["nsenter", "-t", str(pod.pid), *namespaces, "--", *argv]
 
 
+@dataclass(frozen=True)
+class Request:
+    """One request a canary server answered: the place's name and the path asked for."""
+
+    place: str
+    path: str
+
+
+@dataclass
+class RequestLog:
+    """What the canary servers answered, as they answer it; `complete` once the servers are gone and all was read."""
+
+    requests: list[Request] = field(default_factory=list)
+    complete: bool = False
+
+    def at(self, place: str) -> set[str]:
+        """The paths asked of `place`."""
+        return {r.path for r in self.requests if r.place == place}
+
+
+def requests_of(lines: Iterator[str]) -> Iterator[Request]:
+    """The server's `request NAME PATH` lines, as requests (anything else it printed is not one)."""
+    for line in lines:
+        kind, _, rest = line.strip().partition(" ")
+        name, _, path = rest.partition(" ")
+        if kind == "request" and path:
+            with contextlib.suppress(ValueError):
+                yield Request(name, json.loads(path))
+
+
 @contextlib.contextmanager
-def served(pod: Pod, root: Path, targets: list[Place], public: Public) -> Iterator[None]:
-    """Every servable place answering its canary in the pod, until the block ends (the sockets then removed)."""
+def served(pod: Pod, root: Path, targets: list[Place], public: Public) -> Iterator[RequestLog]:
+    """Every servable place answering its canary in the pod, until the block ends (the sockets then removed). The
+    log it gives fills with every request the places answer; once the block has ended, it is complete."""
     for address in (METADATA, PUBLIC):
         argv = _in_pod(pod, "ip", "addr", "add", f"{address}/32", "dev", "lo", mount=False)
         added = proc.run(argv, timeout=30, what=f"adding {address} to the jobs' loopback")
@@ -138,13 +171,17 @@ def served(pod: Pod, root: Path, targets: list[Place], public: Public) -> Iterat
     assert server.stdout is not None and server.stdin is not None
     server.stdin.write(config + "\n")
     server.stdin.close()
+    seen = RequestLog()
+    # Read as they come, from the line after `ready`: a full pipe would stop the server's threads mid-answer.
+    reader = threading.Thread(target=_read_requests, args=(server.stdout, seen), daemon=True)
     try:
         said = server.stdout.readline().strip()
         if said != "ready":
             raise RuntimeError(
                 f"expected the reach canary server to say ready; it said {said!r} (`{shlex.join(argv[:8])} …`)"
             )
-        yield
+        reader.start()
+        yield seen
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(server.pid, signal.SIGTERM)
@@ -153,10 +190,18 @@ def served(pod: Pod, root: Path, targets: list[Place], public: Public) -> Iterat
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
             server.wait()
+        if reader.is_alive():
+            reader.join(START_TIMEOUT_S)  # the server is gone: its stdout is at its end
+        seen.complete = reader.ident is not None and not reader.is_alive()
         server.stdout.close()
         for place in targets:
             if place.kind == "unix" and place.absent is None:
                 (root / place.address.lstrip("/")).unlink(missing_ok=True)
+
+
+def _read_requests(stdout: IO[str], seen: RequestLog) -> None:
+    for request in requests_of(iter(stdout.readline, "")):
+        seen.requests.append(request)
 
 
 def write_client(checkout: Path, targets: list[Place], own: str, workdir: Path, model_socket: Path) -> Path:

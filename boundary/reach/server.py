@@ -7,7 +7,9 @@ in /proc), one line of JSON
 "redirects": {path: url}}`. Every request to a served place gets that place's canary (as a runner API, a cloud
 metadata service or the Docker API would answer with a credential); on the `public` place, a path in
 `redirects` answers 302 to its URL (the SSRF through a redirect), and any other path the `public` canary.
-Prints `ready` once every socket listens; runs until killed and removes its unix sockets on SIGTERM.
+Prints `ready` once every socket listens, then `request NAME PATH` for every request, before it answers: a tool
+that fetched a place and kept the page to itself (a download to a file) is seen by the place it reached. Runs until
+killed and removes its unix sockets on SIGTERM.
 
 Only the standard library: it runs under whatever Python the jobs' host has.
 """
@@ -24,10 +26,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from socketserver import ThreadingMixIn, UnixStreamServer
 from typing import Any
 
+PRINTED = threading.Lock()
+
 
 def handler(name: str, token: str, redirects: dict[str, str]) -> type[BaseHTTPRequestHandler]:
     class Canary(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
+            with PRINTED:
+                print("request", name, json.dumps(self.path), flush=True)
             target = redirects.get(self.path.split("?")[0])
             if target is not None:
                 self.send_response(302)

@@ -2,7 +2,9 @@
 and its network rules (a runner's convenience "fetch the docs" tool, declared in its expected tools).
 
 With `--checked`, it refuses a URL whose host is loopback, private or link-local, as a careful author's tool
-does, yet follows wherever a public page's 302 leads (the SSRF through a redirect)."""
+does, yet follows wherever a public page's 302 leads (the SSRF through a redirect). With `--download`, its one tool
+is `download(url, dest)`: it saves the page to a file and answers only how many bytes it saved, so the page never
+comes back in the answer (reach's canary servers log the request)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import ipaddress
 import sys
 import urllib.parse
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 from boundary.sabotage.mcp_stdio import Tool, serve
@@ -29,6 +32,20 @@ def get(arguments: dict[str, Any]) -> str:
         return f"cannot fetch {url}: {error}"
 
 
+def download(arguments: dict[str, Any]) -> str:
+    url, dest = str(arguments.get("url", "")), str(arguments.get("dest", ""))
+    try:
+        with DIRECT.open(url, timeout=5) as response:
+            body: bytes = response.read(20000)
+    except (OSError, ValueError) as error:
+        return f"cannot download {url}: {type(error).__name__}"  # no page text in the answer, even an error's
+    try:
+        Path(dest).write_bytes(body)
+    except OSError as error:
+        return f"downloaded {len(body)} bytes; cannot save to {dest}: {error.strerror}"
+    return f"Downloaded {len(body)} bytes to {dest}"
+
+
 def _internal(url: str) -> bool:
     host = urllib.parse.urlsplit(url).hostname or ""
     try:
@@ -46,6 +63,15 @@ SCHEMA = {
     "properties": {"url": {"type": "string", "description": "the page to fetch"}},
     "required": ["url"],
 }
+DOWNLOAD_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "url": {"type": "string", "description": "the file to download"},
+        "dest": {"type": "string", "description": "where to save it"},
+    },
+    "required": ["url", "dest"],
+}
 
 if __name__ == "__main__":
-    serve("web", [Tool("get", SCHEMA, get)])
+    tool = Tool("download", DOWNLOAD_SCHEMA, download) if "--download" in sys.argv else Tool("get", SCHEMA, get)
+    serve("web", [tool])

@@ -120,6 +120,19 @@ class CheckedFetchTool(DeclaredFetchTool):
         return {"mcp": {"web": _local_mcp("boundary.sabotage.mcp_fetch", "--checked")}}
 
 
+class DownloadTool(OpencodeRunner):
+    """Offers a runner's MCP tool that downloads any URL to a file (`web_download(url, dest)`) and declares it: it
+    answers only "Downloaded N bytes", so the credential it fetched never comes back in its answer (issue 43)."""
+
+    name = "download-tool"
+
+    def expected_tools(self) -> frozenset[str]:
+        return super().expected_tools() | {"web_download"}
+
+    def agent_config_extra(self, paths: JobPaths) -> dict[str, Any]:
+        return {"mcp": {"web": _local_mcp("boundary.sabotage.mcp_fetch", "--download")}}
+
+
 class ContinuesAnyTask(OpencodeRunner):
     """The reference runner whose guard lets `task` continue any session by id (`task_id`), as opencode itself does:
     the task tool runs in the agent process, and the account's database holds every job's sessions, so job B
