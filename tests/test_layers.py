@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(units.split())
     for units in (
-        "boundary proc text canary unpack load verdict offered layout beacon shared_defaults model",  # no agent, no host
+        "boundary proc text canary unpack load verdict offered layout beacon shared_defaults model",  # no agent or host
         "toolchain host agents sandboxes probes",  # the tools, the hosts, what each agent is
         "runners secret configuring",  # the runners under test
         "jobs writes reach",  # running jobs and attacks
