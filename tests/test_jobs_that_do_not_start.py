@@ -32,17 +32,16 @@ print(json.dumps(job))'
 """
 
 
+def runner_check(command: str) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "boundary.cli", "runner", "check", command]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+
+
 def test_runner_check_starts_a_job_and_names_why_it_cannot(tmp_path: Path) -> None:
     wrapper = tmp_path / "runner.sh"
     wrapper.write_text(WRAPPER)
     began = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "boundary.cli", "runner", "check", f"bash {wrapper}"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = runner_check(f"bash {wrapper}")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "ok create-job" in done.stdout  # every verb answered: only the job fails
     assert "the runner's jobs do not start on this host: its job exited 126" in done.stderr
@@ -51,13 +50,7 @@ def test_runner_check_starts_a_job_and_names_why_it_cannot(tmp_path: Path) -> No
 
 
 def test_runner_check_passes_a_runner_whose_job_starts() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "boundary.cli", "runner", "check", f"node {ROOT}/examples/runners/opencode/runner.mjs"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = runner_check(f"node {ROOT}/examples/runners/opencode/runner.mjs")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "ok job check-start: reached the model, answered shell: 'boundary-check'" in done.stdout
 
