@@ -118,7 +118,7 @@ def test_the_key_in_the_jobs_environment_leaks_the_runner_secret(pytester: pytes
 @live
 @pytest.mark.parametrize("variant", ["runner.sh", "per-account.sh", "shared-uid.sh", "key-in-env.sh"])
 def test_each_variant_answers_every_verb(variant: str) -> None:
-    """`boundary runner check`: every verb answered as the protocol asks, in seconds, no agent started."""
+    """`boundary runner check`: every verb answered as the protocol asks, and one job started, in seconds."""
     argv = [sys.executable, "-m", "boundary.cli", "runner", "check", f"bash {EXAMPLE / variant}"]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr

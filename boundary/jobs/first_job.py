@@ -8,6 +8,7 @@ shell call and one read of the checkout; the job must reach the model, answer bo
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -18,6 +19,7 @@ from boundary.host.base import Host, HostError
 from boundary.jobs.job import JobDidNotStart, first_words
 from boundary.jobs.session import Session
 from boundary.model import ModelServer, Script
+from boundary.model.script import ToolCall
 from boundary.runners.contract import Runner
 from boundary.text import excerpt
 
@@ -36,12 +38,9 @@ def start_one(runner: Runner, workdir: Path, say: Callable[[str], None]) -> None
         session = Session("check", server, workdir, TIMEOUT_S, progress=lambda _: None, host=host)
         session.network_watch = getattr(runner, "network_watch", "trace")
         with session.job(runner, NAME) as job:
-            shell, read = (
-                runner.agent.shell("shell", "echo boundary-check"),
-                runner.agent.read("read", job.checkout / "README.md"),
-            )
+            shell = runner.agent.shell("shell", "echo boundary-check")
             try:
-                outcome, record = session.run(job, Script([[shell], [read]]))
+                outcome, record = session.run(job, Script([[shell], [_read(runner, job.checkout / "README.md")]]))
             except JobDidNotStart as error:  # the check's directory goes with it: its words, not its transcript
                 raise JobDoesNotStart(f"{error.what}: {error.said}") from None
     unanswered = [call for call in ("shell", "read") if call not in record.results]
@@ -51,6 +50,13 @@ def start_one(runner: Runner, workdir: Path, say: Callable[[str], None]) -> None
         raise JobDoesNotStart(f"the runner's job {how}{left}: {first_words(outcome.transcript)}")
     answers = "; ".join(f"{call}: {excerpt(record.results[call], 60)!r}" for call in ("shell", "read"))
     say(f"ok job {NAME}: reached the model, answered {answers}, exit 0, in {time.monotonic() - began:.1f} s")
+
+
+def _read(runner: Runner, path: Path) -> ToolCall:
+    """A read of `path` through the agent's read tool, or through its shell when it has none (codex)."""
+    if "read" in runner.agent.lacks:
+        return runner.agent.shell("read", f"cat {shlex.quote(str(path))}")
+    return runner.agent.read("read", path)
 
 
 @contextmanager

@@ -107,6 +107,7 @@ def _shown(job: Job) -> str:
 @contextmanager
 def _scratch() -> Iterator[Path]:
     directory = Path(tempfile.mkdtemp(prefix="bnd-check-"))  # short: a runner's paths may hold Unix sockets
+    directory.chmod(0o711)  # as a run's: a runner may start its jobs as users of its own
     try:
         yield directory
     finally:
