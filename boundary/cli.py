@@ -86,7 +86,7 @@ def _runner_check(args: argparse.Namespace) -> int:
     start = None if args.no_job else start_one
     try:
         warnings = check_runner(args.command_line, args.sandbox, print, start)
-    except (ProtocolError, JobDoesNotStart) as error:
+    except (ProtocolError, JobDoesNotStart, HostError) as error:
         print(f"boundary: {error}", file=sys.stderr)
         return 1
     started = "" if args.no_job else ", and its job starts and answers the model"

@@ -27,10 +27,11 @@ class Target:
     def tokens(self) -> list[str]:
         return [self.content] + ([self.name_token] if self.name_token else [])
 
-    def presence(self) -> str | None:
-        """None if the target is on disk holding its canary (checked from outside the job)."""
+    def presence(self, root: Path = Path("/")) -> str | None:
+        """None if the target is on disk holding its canary (checked from outside the job, on the host whose `/` the
+        harness reaches at `root`)."""
         try:
-            data = self.path.read_bytes()
+            data = (root / self.path.relative_to("/") if self.path.is_absolute() else self.path).read_bytes()
         except OSError as error:
             return f"target {self.name} was not there when probed: {error}"
         if self.content.encode() not in data:

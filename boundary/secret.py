@@ -11,7 +11,7 @@ INCONCLUSIVE, naming the file.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,12 +49,15 @@ class RunnerSecret:
     unread: list[str] = field(default_factory=list)  # job files it could not read to the end, and why
     lies_in: list[Path] = field(default_factory=list)  # where the runner keeps it, found from outside
 
-    def homes(self, state: Path, job: Job) -> list[Path]:
+    def homes(self, state: Path, job: Job, written: Sequence[Path] = (), root: Path = Path("/")) -> list[Path]:
         """Where the secret lies, found rather than declared: every file under STATE that holds it (whatever its
-        age: a key written at setup is older than any job), then every file the job's env or argv names; at most
-        MAX_HOMES. Each is a target of every channel of job B's, as the files the runner names are."""
+        age: a key written at setup is older than any job), every file the job's env or argv names, and every file
+        written on the host since setup (`written`, as the host sees them; read at `root`: a key the runner also
+        put under /etc); at most MAX_HOMES. Each is a target of every channel of job B's, as the files the runner
+        names are."""
         named = [Path(v) for v in (*job.env.values(), *job.argv) if v.startswith("/") and Path(v).is_file()]
         holders = [path for path in (*_files([state]), *named) if self._held_by(path)]
+        holders += [path for path in written if self._held_by(root / path.relative_to("/"))]
         self.lies_in = list(dict.fromkeys([*self.lies_in, *holders]))
         return list(dict.fromkeys(holders))[:MAX_HOMES]
 
@@ -95,16 +98,16 @@ class RunnerSecret:
             self.search(f"request {index + 1} job {job_key} sent the model", body)
 
     def finding(self, jobs_ran: int, problems: list[str] | None = None) -> Finding:
+        kept = f"; it lies in {', '.join(map(str, self.lies_in))}" if self.lies_in else ""
         if self.found:
             shown = "; ".join(dict.fromkeys(self.found))
-            return Finding(Verdict.LEAKED, "none", f"the runner secret reached a job: {shown}")
+            return Finding(Verdict.LEAKED, "none", f"the runner secret reached a job: {shown}{kept}")
         if not jobs_ran:
             return Finding(Verdict.INCONCLUSIVE, "", "no job ran: nothing shows the runner secret stayed out of reach")
         if problems:  # a job that did not run its script did not try all it would have
             return Finding(Verdict.INCONCLUSIVE, "", "; ".join(problems))
         if self.unread:
             return Finding(Verdict.INCONCLUSIVE, "", "could not search to the end: " + "; ".join(self.unread))
-        kept = f"; it lies in {', '.join(map(str, self.lies_in))}" if self.lies_in else ""
         detail = f"not in any of {self.searched} environments, requests or job files{kept}"
         return Finding(Verdict.DENIED, "n/a", detail)
 

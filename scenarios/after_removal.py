@@ -1,7 +1,8 @@
 """The after-removal scenario: what job A leaves once the runner removed it, and whether the next job gets it.
 
 Job A runs and its targets are planted (`common.run_job_a`); the runner removes it. From outside, every file under
-`STATE` is searched for A's canaries, in its name, its content and what it unpacks to (a runner that archives a
+`STATE`, and every file the runner's verbs or its jobs wrote anywhere else on the host (its own root lists them), is
+searched for A's canaries, in its name, its content and what it unpacks to (a runner that archives a
 job's data, compressed or not, or keeps it for a pool, is told where; a file it could not read to the end leaves the
 cells INCONCLUSIVE);
 then job C of the same account and repository is created, and its own files (checkout, data, TMPDIR, HOME) are
@@ -49,9 +50,9 @@ class AfterRemoval(Scenario):
         state = session.state
         with session.job(runner, JOB_C) as job_c:  # searched once C exists: creating it may take what A left
             own_files, unread = _own_files(runner, job_c), list[str]()
-            own = _holders_in(own_files, targets, unread)
+            own = _holders_in([(path, path) for path in own_files], targets, unread)
             findings = [((t.name, INHERITED), _inherited(t, own, job_c)) for t in targets]
-            left = _holders_in(sorted(set(_files(state)) - set(own_files)), targets, unread)
+            left = _holders_in(_left_files(session, own_files), targets, unread)
             elsewhere = [Target(t.name, left[t.name][0], t.content) for t in targets if t.name in left]
             findings += self._left_behind(runner, session, job_c, targets, elsewhere, state)
         return [self.result(runner, cell, _unproven(finding, unread)) for cell, finding in findings]
@@ -70,7 +71,7 @@ class AfterRemoval(Scenario):
         script = Script()
         calls.add_to(script, runner.agent)
         _, record, _ = session.run_to_the_end(job, script)  # a refusal that ends it: the rest in new jobs
-        absent = {t.name: t.presence() for t in left}
+        absent = {t.name: t.presence(session.root()) for t in left}
         problems = session.problems_of(job.name)
         for cell, finding, _ in judge_probes(runner, controls, probes, record, absent, problems, calls):
             where = f"after job A was removed, its canary was left in {next(t.path for t in left if t.name == cell[0])}"
@@ -90,25 +91,33 @@ def _own_files(runner: Runner, job: Job) -> list[Path]:
     return list(dict.fromkeys(p for root in sorted(roots) for p in _files(root)))
 
 
+def _left_files(session: Session, own: list[Path]) -> list[tuple[Path, Path]]:
+    """(where a job sees it, where the harness reads it) of each file outside job C's own: under `STATE`, and each
+    the runner's verbs or its jobs wrote anywhere else on the host (an archive under /var/log, say)."""
+    under_state = [(path, path) for path in sorted(set(_files(session.state)) - set(own))]
+    root = session.root()
+    return under_state + [(path, root / path.relative_to("/")) for path in session.written_since_setup()]
+
+
 def _files(root: Path) -> list[Path]:
     return [p for p in root.rglob("*") if p.is_file() and not p.is_symlink()] if root.is_dir() else []
 
 
-def _holders_in(files: list[Path], targets: list[Target], unread: list[str]) -> dict[str, list[Path]]:
-    """target -> the files that hold its canary, read from outside; each file it could not read to the end goes to
-    `unread`."""
+def _holders_in(files: list[tuple[Path, Path]], targets: list[Target], unread: list[str]) -> dict[str, list[Path]]:
+    """target -> the files that hold its canary, as a job sees them; each is read from outside (the second path);
+    each file it could not read to the end goes to `unread`."""
     found: dict[str, list[Path]] = {}
-    for path in files:
-        for name in _held_in(path, targets, unread):
+    for path, read in files:
+        for name in _held_in(path, read, targets, unread):
             found.setdefault(name, []).append(path)
     return found
 
 
-def _held_in(path: Path, targets: list[Target], unread: list[str]) -> set[str]:
-    """The targets whose canary `path` holds in its name, its content or what it unpacks to."""
+def _held_in(path: Path, read: Path, targets: list[Target], unread: list[str]) -> set[str]:
+    """The targets whose canary `path` holds in its name, its content or what it unpacks to (read at `read`)."""
     held = {t.name for t in targets if canary.found(t.tokens, str(path))}
     try:
-        for piece in pieces(path):
+        for piece in pieces(read):
             text = piece.decode(errors="replace")
             held |= {t.name for t in targets if canary.found(t.tokens, text)}
     except Unreadable as error:
@@ -134,5 +143,8 @@ def _inherited(target: Target, own: dict[str, list[Path]], job: Job) -> Finding:
 
 
 def _nothing_left(target: Target, state: Path) -> Finding:
-    said = f"nothing of A's {target.name} under {state} after remove-job, outside job C's own files (searched)"
+    said = (
+        f"nothing of A's {target.name} under {state} after remove-job, outside job C's own files, nor in any file "
+        "written on the host since setup (searched)"
+    )
     return Finding(Verdict.DENIED, "n/a", said)

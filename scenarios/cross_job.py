@@ -53,7 +53,8 @@ class CrossJob(Scenario):
         controls, probes = plan_probes(runner, job, targets)
         # Where the runner says it keeps the secret, and wherever else it is found: a key in a file it does not name
         # (an auth.json written at setup, an .env) is attacked as well.
-        kept = dict.fromkeys([*runner.credentials(), *session.secret.homes(session.state, job)])
+        found = session.secret.homes(session.state, job, session.written_since_setup(), session.root())
+        kept = dict.fromkeys([*runner.credentials(), *found])
         secret = [Target("runner_secret", path, session.secret.token) for path in kept]
         _, secret_probes = plan_probes(runner, job, secret, prefix="secret-")  # judged by the secret's oracle
         calls = batched(runner.agent, controls, probes + secret_probes, home=job.checkout)

@@ -119,6 +119,7 @@ class ScenarioRuns:
                     secret = session.secret.finding(len(session.jobs), problems)
                     record.results.append(scenario.result(runner, SECRET_CELL, secret))
                 finally:
+                    record.verb_writes = [write.as_dict() for write in session.verb_writes]
                     record.host = _after_jobs(host, session.health)
                     offered = frozenset(t for job in record.jobs for t in job.offered_tools)
                     record.offered = OfferedTools(runner.expected_tools(), offered, runner.forbidden_tools())

@@ -26,7 +26,9 @@ def test_a_canary_is_found_in_a_files_content_or_its_name(tmp_path: Path) -> Non
     by_content.write_text(f"line {SAVED.content}\n")
     by_name.write_text("renamed, its content gone\n")
     other.write_text("BOUNDARY-99999999999999999999\n")
-    assert _holders_in([by_content, by_name, other], [SAVED], []) == {"saved_output": [by_content, by_name]}
+    assert _holders_in([(p, p) for p in (by_content, by_name, other)], [SAVED], []) == {
+        "saved_output": [by_content, by_name]
+    }
 
 
 def test_a_canary_in_job_cs_own_files_is_leaked_naming_them() -> None:
@@ -54,7 +56,9 @@ def test_a_canary_in_a_compressed_archive_is_found(tmp_path: Path) -> None:
     (tmp_path / "job-a.tar.gz").write_bytes(tarball.getvalue())
     (tmp_path / "other.gz").write_bytes(gzip.compress(b"nothing of A's"))
     unread: list[str] = []
-    assert _holders_in(sorted(tmp_path.iterdir()), [SAVED], unread) == {"saved_output": [tmp_path / "job-a.tar.gz"]}
+    assert _holders_in([(p, p) for p in sorted(tmp_path.iterdir())], [SAVED], unread) == {
+        "saved_output": [tmp_path / "job-a.tar.gz"]
+    }
     assert unread == []
 
 
@@ -62,7 +66,7 @@ def test_nothing_found_where_a_file_could_not_be_read_is_inconclusive(tmp_path: 
     broken = tmp_path / "job-a.zip"
     broken.write_bytes(b"PK\x03\x04 not a zip after all")
     unread: list[str] = []
-    assert _holders_in([broken], [SAVED], unread) == {}
+    assert _holders_in([(broken, broken)], [SAVED], unread) == {}
     assert len(unread) == 1 and "job-a.zip: a zip archive it could not unpack" in unread[0]
     said = _unproven(_nothing_left(SAVED, tmp_path), unread)
     assert said.verdict is Verdict.INCONCLUSIVE and "could not search to the end" in said.detail

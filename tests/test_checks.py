@@ -179,6 +179,7 @@ def test_json_report_has_the_documented_shape(tmp_path: Path) -> None:
             "host",
         ),
         "errors",
+        "verb_writes",
         "wall_s",
     }
     assert set(scenario["results"][0]) == {

@@ -160,13 +160,13 @@ def etc_digest() -> dict[str, str]:
 
 
 def test_the_namespace_hosts_etc_is_its_own_so_a_hook_may_add_users(tmp_path: Path) -> None:
-    """/etc inside is an overlay whose writes land in the host's work directory: useradd there (as the runner's
-    hook does) adds the user inside, and this machine's account files stay as they were."""
+    """/etc inside is the host's own root's, an overlay whose writes land in its upper layer: useradd there (as the
+    runner's hook does) adds the user inside, and this machine's account files stay as they were."""
     before = etc_digest()
     outside = os.stat("/etc")
     with NamespaceHost(tmp_path / "host").start() as host:
         assert host.run(["stat", "-c", "%d:%i", "/etc"]).stdout.strip() != f"{outside.st_dev}:{outside.st_ino}"
-        assert host.run(["findmnt", "-n", "-o", "FSTYPE", "/etc"]).stdout.strip() == "overlay"
+        assert host.run(["findmnt", "-n", "-o", "FSTYPE", "-T", "/etc"]).stdout.strip() == "overlay"
         added = host.run(["useradd", "--system", "--no-create-home", "--uid", "61999", "boundary-etc-probe"])
         assert added.returncode == 0, added.stderr
         assert host.run(["getent", "passwd", "boundary-etc-probe"]).stdout.startswith("boundary-etc-probe:x:61999:")

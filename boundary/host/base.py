@@ -5,9 +5,12 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from boundary import proc
+
+if TYPE_CHECKING:
+    from boundary.host.own_root import Stamp
 
 # The systemd-resolved that every disposable host runs, and the canary its upstream DNS serves.
 CANARY_NAME = "canary.boundary.test"
@@ -90,6 +93,17 @@ class Host(Protocol):
 
     def root(self) -> Path:
         """The host's `/` as the harness reaches it: its /tmp is where its jobs' /tmp is."""
+        ...
+
+    def written(self) -> dict[str, Stamp] | None:
+        """Every path written in the host's root since it booted, outside the unit's directory (which it shares
+        with the harness); None: this kind of host cannot list them."""
+        ...
+
+    def enter_files(self) -> list[str] | None:
+        """A command prefix that runs its argv on the host's files and among its processes, on this machine's
+        network: where a runner's verbs run, so what they write is listed and thrown away with the host. None:
+        they run on this machine (the runner's command is not on this kind of host)."""
         ...
 
     def restart_resolved(self) -> None:

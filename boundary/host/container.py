@@ -140,6 +140,14 @@ class ContainerHost(NsenterHost):
         named = f" {self._container.get_wrapped_container().short_id}" if self._container is not None else ""
         return f"the host may be wedged: read `docker logs{named}`"
 
+    def written(self) -> None:
+        """Not listed (yet): the container's own layer is docker's."""
+        return None
+
+    def enter_files(self) -> None:
+        """The runner's command is not in the container: its verbs run on this machine."""
+        return None
+
     def restart_resolved(self) -> None:
         """`systemctl restart` waits until resolved is up or its start failed; either is for the checks to judge."""
         self.run(["systemctl", "restart", "systemd-resolved.service"], timeout=30)

@@ -42,5 +42,12 @@ class LiveHost:
     def root(self) -> Path:
         return Path("/")
 
+    def written(self) -> None:
+        """Not listed: this machine's own root has no layer of its own."""
+        return None
+
+    def enter_files(self) -> None:
+        return None
+
     def restart_resolved(self) -> None:
         """Never on the live host: restarting its services is not ours to do."""

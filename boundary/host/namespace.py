@@ -29,6 +29,7 @@ from types import TracebackType
 from boundary import proc
 from boundary.host.base import CANARY_NAME, RESOLVED_PROCESS, Host, HostError, NsenterHost
 from boundary.host.namespace_files import user_ids, write_files
+from boundary.host.own_root import Stamp, written
 from boundary.host.resolved import RESOLVED_BINARY, resolved_root
 
 BOOT_TIMEOUT_S = 15.0
@@ -137,6 +138,13 @@ class NamespaceHost(NsenterHost):
     @property
     def _fix(self) -> str:
         return f"the host may be wedged: read init.log and resolved.log in {self.workdir}"
+
+    def enter_files(self) -> list[str]:
+        return ["nsenter", "-t", str(self._started_pid()), "-m", "-p", "--"]
+
+    def written(self) -> dict[str, Stamp]:
+        """Every path the host's own root holds that this machine's does not: what ran there wrote it."""
+        return written(self._started_pid(), self.workdir)
 
     def resolved_running(self) -> bool:
         return self.run(["pgrep", "-x", RESOLVED_PROCESS]).returncode == 0

@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 from boundary.host.base import CANARY_NAME, DNSMASQ_CONF, RESOLVED_CONF, VETH_SCRIPT
+from boundary.host.own_root import OWN_ROOT_SCRIPT, mount_plan
 from boundary.host.variant import IPV6_OFF, etc_files, ipv6_off
 
 RESOLV_CONF = "nameserver 127.0.0.53\noptions edns0 trust-ad\nsearch .\n"
@@ -76,7 +77,8 @@ def _with_users(passwd: str, group: str, names: list[str]) -> tuple[str, str]:
 
 # PID 1 inside the namespaces. Paths come through NSHOST_* variables, never spliced into the text.
 
-INIT_SCRIPT = r"""
+INIT_SCRIPT = (
+    r"""
 set -euo pipefail
 trap 'echo "nshost: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 W=$NSHOST_WORKDIR
@@ -89,22 +91,15 @@ W=$NSHOST_WORKDIR
 trap 'kill -TERM -1 2>/dev/null; sleep 0.2; exit 0' TERM INT
 
 mount -n --make-rprivate /
+"""
+    + OWN_ROOT_SCRIPT
+    + r"""
 mount -n -t tmpfs -o mode=0755,nosuid,nodev,size=16m nsrun /run
 mkdir -p /run/dbus /run/dnsmasq /run/lock /run/systemd /run/nshost
 if [[ -n $NSHOST_DNSMASQ_USER ]]; then chown "$NSHOST_DNSMASQ_USER:nogroup" /run/dnsmasq; fi
-# A private, writable /etc: an overlay whose writes land in the work directory. A runner's hook may add users
-# here; useradd renames passwd, shadow, group and gshadow into place, which a bind of a single file refuses.
-# `volatile`: unmounting it (the host's stop) would otherwise sync the whole filesystem under the work directory,
-# uninterruptibly: seconds on a busy disk, which once outlasted stop()'s grace and its SIGKILL.
-mkdir -p "$W/etc-upper" "$W/etc-work"
-# What is bound over single places of the host's /etc (a container's hosts, hostname and resolv.conf) is not in
-# the overlay's lower /etc: the upper layer starts with it, or a job in a container resolves no `localhost`.
-awk '$5 ~ "^/etc/" {print $5}' /proc/self/mountinfo | while read -r bound; do
-  mkdir -p "$W/etc-upper/$(dirname "${bound#/etc/}")"; cp -a "$bound" "$W/etc-upper/${bound#/etc/}"
-done
-# The files `--host-etc` names (a distribution's stock hosts, say) over the host's own, in this host only.
-if [[ -d $W/etc-own ]]; then cp -a "$W/etc-own/." "$W/etc-upper/"; fi
-mount -n -t overlay -o "lowerdir=/etc,upperdir=$W/etc-upper,workdir=$W/etc-work,volatile" nsetc /etc
+# The files `--host-etc` names (a distribution's stock hosts, say) over the host's own, in this host only: /etc is
+# the own root's, so a runner's hook may add users here too.
+if [[ -d $W/etc-own ]]; then cp -a --remove-destination "$W/etc-own/." /etc/; fi
 
 rc=$(readlink -m /etc/resolv.conf)
 if [[ ! -e $rc ]]; then
@@ -137,6 +132,7 @@ echo "$state" > "$W/ready.partial"; mv "$W/ready.partial" "$W/ready"
 # PID 1 must reap orphans (restarted resolved, nsenter'd commands) until told to stop.
 while :; do sleep 3600 & wait $! || true; done
 """
+)
 
 
 def write_files(workdir: Path, resolved_root: Path) -> dict[str, str]:
@@ -151,11 +147,13 @@ def write_files(workdir: Path, resolved_root: Path) -> dict[str, str]:
     run_as_dnsmasq = any(line.startswith("dnsmasq:") for line in passwd.splitlines())
     (workdir / "dnsmasq.conf").write_text(_dnsmasq_conf(workdir, run_as_dnsmasq))
     (workdir / "init.sh").write_text(INIT_SCRIPT)
+    (workdir / "mounts").write_text(mount_plan(Path("/proc/self/mountinfo").read_text(), workdir.parent))
     _own_etc_files(workdir / "etc-own", etc_files())
     src, dst = _systemd_conf(workdir)
     return {
         **os.environ,
         "NSHOST_WORKDIR": str(workdir),
+        "NSHOST_THROUGH": str(workdir.parent),  # the unit's directory: its writes are the harness's to read
         "NSHOST_RESOLVED_ROOT": str(resolved_root),
         "NSHOST_PARENT_MNT": os.readlink("/proc/self/ns/mnt"),
         "NSHOST_PARENT_NET": os.readlink("/proc/self/ns/net"),

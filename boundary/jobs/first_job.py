@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import shlex
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
-from boundary.host import make_host
-from boundary.host.base import Host, HostError
+from boundary.host.base import Host
 from boundary.jobs.job import JobDidNotStart, first_words
 from boundary.jobs.session import Session
 from boundary.model import ModelServer, Script
@@ -31,10 +29,10 @@ class JobDoesNotStart(RuntimeError):
     """The runner's job did not start, or did not answer, or failed: what it said, for one line of the check."""
 
 
-def start_one(runner: Runner, workdir: Path, say: Callable[[str], None]) -> None:
-    """Run one job of `runner` (already set up under workdir/state) on a namespace host; raise JobDoesNotStart."""
+def start_one(runner: Runner, workdir: Path, say: Callable[[str], None], host: Host) -> None:
+    """Run one job of `runner` (already set up under workdir/state) on `host`, as a run's; raise JobDoesNotStart."""
     began = time.monotonic()
-    with ModelServer(workdir / "model.sock") as server, _host(workdir) as host:
+    with ModelServer(workdir / "model.sock") as server:
         session = Session("check", server, workdir, TIMEOUT_S, progress=lambda _: None, host=host)
         session.network_watch = getattr(runner, "network_watch", "trace")
         with session.job(runner, NAME) as job:
@@ -57,17 +55,3 @@ def _read(runner: Runner, path: Path) -> ToolCall:
     if "read" in runner.agent.lacks:
         return runner.agent.shell("read", f"cat {shlex.quote(str(path))}")
     return runner.agent.read("read", path)
-
-
-@contextmanager
-def _host(workdir: Path) -> Iterator[Host]:
-    """A namespace host, as a run's default: the job starts where a run's would."""
-    host = make_host("namespace", workdir, lambda _: None)
-    try:
-        host.start()
-    except HostError as error:
-        raise JobDoesNotStart(f"no namespace host to start it on: {str(error).splitlines()[0]}") from None
-    try:
-        yield host
-    finally:
-        host.stop()

@@ -14,6 +14,7 @@ from boundary import shared_defaults
 from boundary.agents.base import home
 from boundary.host.base import Host
 from boundary.host.health import HostHealth
+from boundary.host.own_root import Stamp, changed
 from boundary.jobs.job import JobDidNotStart, JobOutcome, Operator, run_job, run_terminal_job
 from boundary.jobs.netns import model_url
 from boundary.jobs.nettrace import NetworkUse, read_trace
@@ -21,7 +22,7 @@ from boundary.jobs.pod import Pod
 from boundary.layout import create_repository
 from boundary.model import JobRecord, ModelServer, Script
 from boundary.model.conversation import run_checkpoint
-from boundary.runners.contract import Job, Runner
+from boundary.runners.contract import Job, Runner, VerbsOnHost
 from boundary.secret import RunnerSecret
 from boundary.text import plain
 
@@ -80,6 +81,19 @@ class JobReport:
         }
 
 
+@dataclass(frozen=True)
+class VerbWrite:
+    """A file a runner verb wrote (or removed) on the host, outside the unit's directory (where `STATE` is)."""
+
+    verb: str
+    job: str  # the job the verb was for; "" for setup
+    path: str  # as the host (and its jobs) see it
+    how: str  # "wrote" or "removed"
+
+    def as_dict(self) -> dict[str, str]:
+        return {"verb": self.verb, "job": self.job, "path": self.path, "how": self.how}
+
+
 @dataclass
 class Session:
     scenario: str
@@ -98,6 +112,8 @@ class Session:
     secret: RunnerSecret = field(default_factory=RunnerSecret)  # handed to the runner; no job may see it
     floor: bool = False  # every job with an empty script: what the agents cost with no probe (`just bench`)
     not_planted: dict[str, str] = field(default_factory=dict)  # target -> why the runner has no such thing
+    verb_writes: list[VerbWrite] = field(default_factory=list)  # what the runner's verbs wrote on the host
+    _at_setup: dict[str, Stamp] = field(default_factory=dict)  # the host's own writes before the runner's setup
 
     @contextmanager
     def shared_namespace(self) -> Iterator[Pod]:
@@ -117,10 +133,11 @@ class Session:
         return Pod(self.server.socket_path, records, self._enter(), packets=self.network_watch == "packets")
 
     def create_job(self, runner: Runner, name: str) -> Job:
-        job = runner.create_job(name, model_url(f"{self.scenario}.{name}"))
+        with self._verb("create-job", name):
+            job = runner.create_job(name, model_url(f"{self.scenario}.{name}"))
         refused = job.config_refused(runner.agent, self.state)
         if refused:
-            runner.remove_job(job)
+            self._remove(runner, job)
             raise RuntimeError(refused)
         self.secret.check_launch(job)
         return job
@@ -135,7 +152,28 @@ class Session:
                 yield job
         finally:
             self.secret.check_files(job)
+            self._remove(runner, job)
+
+    def _remove(self, runner: Runner, job: Job) -> None:
+        with self._verb("remove-job", job.name):
             runner.remove_job(job)
+
+    @contextmanager
+    def _verb(self, verb: str, job: str = "") -> Iterator[None]:
+        """Run one of the runner's verbs; note what it wrote on the host (when the host can list it)."""
+        before = self.host.written() if self.host is not None else None
+        try:
+            yield
+        finally:
+            after = self.host.written() if self.host is not None and before is not None else None
+            for path, how in changed(before or {}, after or {}).items():
+                self.verb_writes.append(VerbWrite(verb, job, path, how))
+
+    def written_since_setup(self) -> list[Path]:
+        """Every file written on the host since the runner's setup began (by its verbs or its jobs), as the host
+        sees it; empty where the host cannot list its writes."""
+        now = (self.host.written() if self.host is not None else None) or {}
+        return [Path(path) for path, how in changed(self._at_setup, now).items() if now[path].kind == "file"]
 
     def root(self) -> Path:
         """The `/` of the host the jobs run on, as the harness reaches it."""
@@ -149,7 +187,12 @@ class Session:
     def set_up(self, runner: Runner, files: dict[str, str]) -> Path:
         """A real git repository with `files`, and the runner's state for jobs of it, in this scenario's directory."""
         repository = create_repository(self.workdir / "repos" / "project.git", files)
-        runner.setup(self.state, repository, self.secret.token)
+        enter = self.host.enter_files() if self.host is not None else None
+        if enter is not None and isinstance(runner, VerbsOnHost):
+            runner.run_verbs_in(tuple(enter))
+        self._at_setup = (self.host.written() if self.host is not None else None) or {}
+        with self._verb("setup"):
+            runner.setup(self.state, repository, self.secret.token)
         return repository
 
     def run_to_the_end(

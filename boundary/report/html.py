@@ -49,6 +49,7 @@ def to_html(report: Report) -> str:
     title = f"boundary {'PASS' if not failures(report) else 'FAIL'}: {run.get('runner', '?')} {', '.join(agents)}"
     body = [*_verdict(report), _header(report), *_errors(run)]
     body += [f'<p class="reasons"><b>{_e(said)}</b></p>' for said in view.not_started_lines(report)]
+    body += [f"<p>{_e(said)}</p>" for said in view.verb_write_lines(report)]
     if len(agents) > 1:
         body += ["<h2>Agents side by side</h2>", _table(["scenario", *agents], rows)]
     for name, scenario in scenarios_of(report).items():

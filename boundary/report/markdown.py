@@ -30,6 +30,7 @@ def to_markdown(report: Report) -> str:
     mark = "✅" if passed(report) else "❌"
     lines = [f"## {mark} boundary: {_md(view.verdict_line(report))}", "", _header(report), ""]
     lines += [line for said in view.not_started_lines(report) for line in (f"**{_md(said)}**", "")]
+    lines += [line for said in view.verb_write_lines(report) for line in (_md(said), "")]
     agents, rows = view.side_by_side(report)
     if len(agents) > 1:
         lines += [_row(["scenario", *agents]), "|---" * (len(agents) + 1) + "|", *(_row(row) for row in rows), ""]

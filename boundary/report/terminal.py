@@ -30,6 +30,7 @@ from boundary.report.view import (
     not_tried,
     num,
     side_by_side,
+    verb_write_lines,
     verdict_line,
 )
 
@@ -47,6 +48,7 @@ def summary_lines(report: Report) -> list[str]:
     versions = ", ".join(f"{k} {v}" for k, v in (run.get("versions") or {}).items())
     pairs = ", ".join(f"{agent} × {sandbox}" for agent, sandbox in (run.get("agents") or {}).items())
     lines = [f"runner {run.get('runner')}: {pairs} ({versions})", *not_started_lines(report)]
+    lines += verb_write_lines(report)
     lines += side_by_side_lines(report)
     for name, scenario in scenarios_of(report).items():
         lines += ["", *_scenario_lines(name, scenario)]

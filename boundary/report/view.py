@@ -131,6 +131,26 @@ def not_started_lines(report: Report) -> list[str]:
     ]
 
 
+SHOWN_WRITES = 4  # paths per verb: the same runner writes the same places in every unit
+
+
+def verb_write_lines(report: Report) -> list[str]:
+    """What the runner's verbs wrote on the host outside STATE, per verb, over every unit: not wrong in itself (a
+    log), but every such file was searched and attacked; the host they wrote was thrown away with it."""
+    by_verb: dict[str, dict[str, str]] = {}
+    for scenario in scenarios_of(report).values():
+        for write in scenario.get("verb_writes") or []:
+            by_verb.setdefault(str(write["verb"]), {})[str(write["path"])] = str(write["how"])
+    lines = []
+    for verb, paths in by_verb.items():
+        shown = ", ".join(
+            f"{path}{' (removed)' if how == 'removed' else ''}" for path, how in list(paths.items())[:SHOWN_WRITES]
+        )
+        more = f" and {len(paths) - SHOWN_WRITES} more" if len(paths) > SHOWN_WRITES else ""
+        lines.append(f"{verb} wrote outside STATE: {shown}{more}")
+    return lines
+
+
 def not_tried(scenario: dict[str, Any]) -> list[str]:
     """What the scenario did not try, and why: the channels of a tool the agent lacks or the runner does not offer,
     a target the runner has no such thing for."""

@@ -14,6 +14,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from boundary.host import make_host
+from boundary.host.base import Host
+from boundary.host.own_root import changed
 from boundary.layout import create_repository
 from boundary.runners.check_findings import findings
 from boundary.runners.command import CommandRunner
@@ -25,9 +28,9 @@ MODEL_URL = "http://127.0.0.1:9/jobs/check/v1"  # never contacted: no job starts
 SECRET = "boundary-check-secret"
 
 
-# Starts one job of the set-up runner in the scratch directory and says how it went, or raises: the jobs layer's
-# boundary.jobs.first_job.start_one, handed in by the command line (this layer cannot run jobs).
-StartJob = Callable[[CommandRunner, Path, Callable[[str], None]], None]
+# Starts one job of the set-up runner in the scratch directory, on the check's host, and says how it went, or raises:
+# the jobs layer's boundary.jobs.first_job.start_one, handed in by the command line (this layer cannot run jobs).
+StartJob = Callable[[CommandRunner, Path, Callable[[str], None], Host], None]
 
 
 def check_runner(
@@ -43,13 +46,17 @@ def check_runner(
         say(f"   layer {layer!r}: {', '.join(repr(text) for text in texts)}")
     say(f"   expected tools: {', '.join(sorted(runner.expected_tools()))}")
     say(f"   forbidden tools: {', '.join(runner.forbidden_tools()) or 'none'}")
-    with _scratch() as directory:
+    with _scratch() as directory, _host(directory) as host:
+        runner.run_verbs_in(tuple(host.enter_files() or ()))
+        writes = _Writes(host, say)
         repository = create_repository(directory / "repos" / "project.git", {"README.md": "boundary check\n"})
-        runner.setup(directory / "state", repository, SECRET)
+        with writes.of("setup"):
+            runner.setup(directory / "state", repository, SECRET)
         _check_secret_kept(runner.credentials())
         kept = ", ".join(str(p) for p in runner.credentials()) or "no file named (kept elsewhere)"
         say(f"ok setup: state {directory / 'state'}; {_account(runner)}; secret in {kept}")
-        jobs = [runner.create_job(name, MODEL_URL) for name in JOB_NAMES]
+        with writes.of("create-job"):
+            jobs = [runner.create_job(name, MODEL_URL) for name in JOB_NAMES]
         for job in jobs:
             _check_job(job)
             refused = job.config_refused(runner.agent, directory / "state")
@@ -61,12 +68,42 @@ def check_runner(
         for warning in warnings:
             say(f"warn {warning}")
         for job in jobs:
-            runner.remove_job(job)
+            with writes.of("remove-job"):
+                runner.remove_job(job)
             left = [str(p) for p in (job.checkout, job.data_dir) if p.exists()]
             say(f"ok remove-job {job.name}" + (f" (left behind: {', '.join(left)})" if left else ""))
         if start_job is not None:
-            start_job(runner, directory, say)
-    return warnings
+            start_job(runner, directory, say, host)
+    return warnings + writes.said
+
+
+class _Writes:
+    """What each verb wrote on the check's host outside its directory, said as a warning: not wrong in itself (a log),
+    but what the live suite then searches and attacks."""
+
+    def __init__(self, host: Host, say: Callable[[str], None]) -> None:
+        self.host, self.say, self.said = host, say, list[str]()
+
+    @contextmanager
+    def of(self, verb: str) -> Iterator[None]:
+        before = self.host.written() or {}
+        yield
+        wrote = changed(before, self.host.written() or {})
+        if wrote:
+            shown = ", ".join(f"{path}{' (removed)' if how == 'removed' else ''}" for path, how in wrote.items())
+            self.said.append(f"{verb} wrote outside STATE: {shown}")
+            self.say(f"warn {self.said[-1]} (thrown away with the check's host; a run searches and attacks it)")
+
+
+@contextmanager
+def _host(directory: Path) -> Iterator[Host]:
+    """A namespace host, as a run's default: the verbs run on it, and the job starts there, as a run's would."""
+    host = make_host("namespace", directory, lambda _: None)
+    host.start()
+    try:
+        yield host
+    finally:
+        host.stop()
 
 
 def _check_secret_kept(credentials: list[Path]) -> None:

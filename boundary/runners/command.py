@@ -74,6 +74,10 @@ class CommandRunner:
         self.sandbox = DescribedSandbox(description.sandbox, description.sandbox_version, description.startup_failures)
         self.denials = dict(description.denials)
         self.network_watch = description.network_watch  # "packets": its jobs cannot run under ptrace
+        self.enter: tuple[str, ...] = ()  # where its verbs run: this machine, or the host its jobs run on
+
+    def run_verbs_in(self, enter: tuple[str, ...]) -> None:
+        self.enter = enter
 
     # -- the contract ---------------------------------------------------------------
     def setup(self, state: Path, repository: Path, secret: str) -> None:
@@ -108,7 +112,9 @@ class CommandRunner:
 
     # -- calls ------------------------------------------------------------------------
     def _call(self, verb: str, *args: str, extra: dict[str, str] | None = None) -> str:
-        return call(self.argv, verb, args, call_env(self.sandbox_override, self.state) | (extra or {}))
+        env = call_env(self.sandbox_override, self.state) | (extra or {})
+        env |= {"BOUNDARY_DISPOSABLE_HOST": "1"} if self.enter else {}  # what it writes there is thrown away
+        return call(self.argv, verb, args, env, self.enter)
 
     def _state(self) -> Path:
         if self.state is None:
@@ -122,11 +128,14 @@ def describe(command: str, sandbox: str | None) -> Description:
     return read_describe(call(shlex.split(command), "describe", (), call_env(sandbox, None)))
 
 
-def call(argv: list[str], verb: str, args: tuple[str, ...], env: dict[str, str]) -> str:
-    """Run `argv verb args…`; its stdout, or a ProtocolError saying what went wrong and what the runner said."""
+def call(argv: list[str], verb: str, args: tuple[str, ...], env: dict[str, str], enter: tuple[str, ...] = ()) -> str:
+    """Run `argv verb args…` (inside a host, through `enter`, in this directory as that host sees it); its stdout,
+    or a ProtocolError saying what went wrong and what the runner said."""
     shown = shlex.join([*argv, verb, *args])
+    # nsenter leaves a command in the host's `/`; its own --wd would keep this machine's directory open instead
+    where = [*enter, "env", f"--chdir={os.getcwd()}"] if enter else []
     try:
-        done = proc.run([*argv, verb, *args], timeout=TIMEOUT_S[verb], what=f"the runner's {verb}", env=env)
+        done = proc.run([*where, *argv, verb, *args], timeout=TIMEOUT_S[verb], what=f"the runner's {verb}", env=env)
     except proc.ProcTimeout as error:
         raise ProtocolError(f"runner {verb}: {error.problem} Fix: run `{shown}` by hand.") from None
     except OSError as error:

@@ -85,3 +85,11 @@ class Runner(Protocol):
     def expected_tools(self) -> frozenset[str]: ...
 
     def forbidden_tools(self) -> tuple[str, ...]: ...
+
+
+@runtime_checkable
+class VerbsOnHost(Protocol):
+    """A runner whose verbs can run on the host its jobs run on (a command runner's: a process of their own)."""
+
+    def run_verbs_in(self, enter: tuple[str, ...]) -> None:
+        """From now on, run each verb through `enter` (a command prefix that runs its argv inside the host)."""

@@ -415,16 +415,16 @@ key_env_value() {
 # --- The hook and the launcher ------------------------------------------------------------------------------
 
 # Run as root on the host just before the job: makes the job's system user (as `adduser --system` in the
-# action's example). It refuses to touch the /etc this runner itself sees: a namespace host shares the real
-# one, and users of a test must never land on the real host (CODEX_UNPRIVILEGED_HOST_USERS=1 allows it, for
-# a production host that runs this runner).
+# action's example). Users of a test must never land on the real host: it refuses to touch the /etc this runner
+# itself saw, unless boundary ran this verb on its disposable host (BOUNDARY_DISPOSABLE_HOST=1: that /etc is
+# thrown away with it) or CODEX_UNPRIVILEGED_HOST_USERS=1 allows it, for a production host that runs this runner.
 write_hook() {
   local hook=$RUNNER_DIR/hook
   {
     printf '#!/bin/bash\n# codex-unprivileged-user: make the system user of job %s (run as root on the host).\n' "$NAME"
     printf 'set -euo pipefail\n'
     printf 'user=%q uid=%q gid=%q home=%q tag=%q state=%q\n' "$USER_NAME" "$JOB_UID" "$JOB_GID" "$HOME_DIR" "$TAG" "$STATE"
-    printf 'runners_etc=%q allow_host_users=%q\n' "$(stat -c %d:%i /etc)" "${CODEX_UNPRIVILEGED_HOST_USERS:-0}"
+    printf 'runners_etc=%q allow_host_users=%q\n' "$(stat -c %d:%i /etc)" "${CODEX_UNPRIVILEGED_HOST_USERS:-${BOUNDARY_DISPOSABLE_HOST:-0}}"
     cat <<'HOOK'
 say() { echo "codex-unprivileged hook: $*" >&2; }
 if [[ $allow_host_users != 1 && $(stat -c %d:%i /etc) == "$runners_etc" ]]; then
