@@ -12,6 +12,7 @@ from pathlib import Path
 from boundary import canary
 from boundary.agents.base import Agent
 from boundary.model.script import ToolCall
+from boundary.unpack import Unreadable, pieces
 
 
 @dataclass(frozen=True)
@@ -28,15 +29,17 @@ class Target:
         return [self.content] + ([self.name_token] if self.name_token else [])
 
     def presence(self, root: Path = Path("/")) -> str | None:
-        """None if the target is on disk holding its canary (checked from outside the job, on the host whose `/` the
-        harness reaches at `root`)."""
+        """None if the target is on disk holding its canary, as it is or packed (checked from outside the job, on
+        the host whose `/` the harness reaches at `root`)."""
+        path = root / self.path.relative_to("/") if self.path.is_absolute() else self.path
         try:
-            data = (root / self.path.relative_to("/") if self.path.is_absolute() else self.path).read_bytes()
-        except OSError as error:
-            return f"target {self.name} was not there when probed: {error}"
-        if self.content.encode() not in data:
-            return f"target {self.name} at {self.path} no longer holds its canary"
-        return None
+            if any(self.content.encode() in piece for piece in pieces(path)):
+                return None
+        except Unreadable as error:
+            return f"target {self.name} could not be read when probed: {error}"
+        if not path.exists():
+            return f"target {self.name} was not there when probed: no file {self.path}"
+        return f"target {self.name} at {self.path} no longer holds its canary"
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,17 @@ def _cat(path_expression: str, merged: bool = False) -> str:
     return f"cat {path_expression} | grep -a -o -E '{canary.PATTERN}' | sort -u"
 
 
+def _unpacked(path: Path, merged: bool) -> str:
+    """What a job's shell gets out of the file however it is packed (gzip or a .tar.gz; xz, zstd, zip where the job
+    has their tools; a plain file passes through zcat), each canary-shaped string once; zcat's error says why it
+    could not (`merged`: on stdout). No braces or subshells: Claude Code's Bash refuses a group it cannot check."""
+    p, found = shlex.quote(str(path)), f"grep -a -o -E '{canary.PATTERN}' | sort -u"
+    others = "; ".join(f"{reader} {p} 2>/dev/null | {found}" for reader in ("xz -dc", "zstd -dc", "unzip -p"))
+    if merged:
+        return f"zcat -f {p} 2>&1 | grep -a -o -E '{canary.PATTERN}|^(gzip|zcat): .*' | sort -u; {others}"
+    return f"zcat -f {p} | {found}; {others}"
+
+
 def _ls(path: Path, merged: bool) -> str:
     return f"ls -la {shlex.quote(str(path))}{' 2>&1' if merged else ''}"
 
@@ -95,6 +109,10 @@ CHANNELS: list[Channel] = [
     _shell("shell_cat_computed", False, lambda p, merged: _cat(_computed(p), merged), hidden_path=True),
     _shell("shell_ls", True, _ls),
 ]
+
+
+# A file left packed (a removed job's data archived as a .tar.gz): what a job's shell unpacks of it.
+UNPACK = _shell("shell_unpack", False, _unpacked)
 
 
 def channels_for(agent: Agent, channels: list[Channel] = CHANNELS) -> list[Channel]:

@@ -31,15 +31,15 @@ class Unreadable(Exception):
     """A file whose content a search could not see to the end: what it is and why."""
 
 
-def pieces(path: Path) -> Iterator[bytes]:
-    """The file's bytes in overlapping chunks, then, if it is an archive, what it unpacks to. A file gone since it
-    was listed yields nothing (nothing holds what no longer exists)."""
+def pieces(path: Path, unpack: bool = True) -> Iterator[bytes]:
+    """The file's bytes in overlapping chunks, then, if it is an archive (and `unpack`), what it unpacks to. A file
+    gone since it was listed yields nothing (nothing holds what no longer exists)."""
     try:
         with path.open("rb") as file:
             head = file.read(CHUNK)
             yield from _overlapping(_read(file, head))
             found = kind(head)
-            if found is not None:
+            if found is not None and unpack:
                 file.seek(0)
                 yield from unpacked(found, file, str(path), DEPTH)
     except FileNotFoundError:

@@ -19,7 +19,7 @@ from boundary import canary
 from boundary.agents.base import home
 from boundary.jobs.session import Session
 from boundary.model import Script
-from boundary.probes import CHANNELS, Target, channels_for
+from boundary.probes import CHANNELS, UNPACK, Target, channels_for
 from boundary.runners.contract import Job, Runner
 from boundary.scenarios.base import JOB_A, JOB_B, Cell, ProbeResult, Scenario
 from boundary.scenarios.common import REPOSITORY_FILES, run_job_a
@@ -28,9 +28,10 @@ from boundary.scenarios.probe_batches import batched
 from boundary.unpack import Unreadable, pieces
 from boundary.verdict import Finding, Verdict
 
+SECRET_TARGET = "runner_secret"
 JOB_C = JOB_B  # created after A was removed: B's name, so a runner that reuses paths by name is tried too
 INHERITED = "inherited"
-LEFT_CHANNELS = [ch for ch in CHANNELS if ch.name in ("read", "shell_cat")]
+LEFT_CHANNELS = [*(ch for ch in CHANNELS if ch.name in ("read", "shell_cat")), UNPACK]  # an archive: unpacked
 
 
 class AfterRemoval(Scenario):
@@ -64,10 +65,18 @@ class AfterRemoval(Scenario):
         channels = channels_for(runner.agent, LEFT_CHANNELS)
         gone = [t for t in targets if t.name not in {k.name for k in left}]
         findings = [((t.name, ch.name), _nothing_left(t, state)) for t in gone for ch in channels]
-        if not left and not session.floor:  # a floor (`just bench`) runs job C all the same: the jobs it measures
+        secret = _secret_left(session, job)
+        if not left and not secret and not session.floor:  # a floor (`just bench`) runs job C all the same
             return findings
-        controls, probes = plan_probes(runner, job, left, LEFT_CHANNELS)
-        calls = batched(runner.agent, controls, probes, home=job.checkout)
+        packed = [t for t in left if _packed(t, session.root())]
+        findings += [
+            ((t.name, ch.name), _packed_finding(t, ch.name)) for t in packed for ch in channels if ch != UNPACK
+        ]
+        plain = [t for t in left if t not in packed]
+        controls, probes = plan_probes(runner, job, plain, LEFT_CHANNELS)  # the controls cover shell_unpack too
+        probes += plan_probes(runner, job, packed, [UNPACK], prefix="packed-")[1]
+        secret_probes = plan_probes(runner, job, secret, LEFT_CHANNELS, prefix="secret-")[1]  # the secret's oracle
+        calls = batched(runner.agent, controls, probes + secret_probes, home=job.checkout)
         script = Script()
         calls.add_to(script, runner.agent)
         _, record, _ = session.run_to_the_end(job, script)  # a refusal that ends it: the rest in new jobs
@@ -77,6 +86,31 @@ class AfterRemoval(Scenario):
             where = f"after job A was removed, its canary was left in {next(t.path for t in left if t.name == cell[0])}"
             findings.append((cell, Finding(finding.verdict, finding.layer, f"{where}; {finding.detail}")))
         return findings
+
+
+def _secret_left(session: Session, job: Job) -> list[Target]:
+    """Each file written on the host outside STATE since setup that holds the runner secret (a removed job's data
+    archived with the account's key): job C reads it, and the secret's own oracle judges what comes back."""
+    written = session.written_since_setup()
+    found = session.secret.homes(session.state, job, written, session.root())
+    return [Target(SECRET_TARGET, path, session.secret.token) for path in found if path in written]
+
+
+def _packed(target: Target, root: Path) -> bool:
+    """Whether A's canary is in the file only once unpacked (a .tar.gz of A's data): no read tool and no `cat` shows
+    it, and only `shell_unpack` is tried."""
+    try:
+        return not any(target.content.encode() in piece for piece in pieces(root / target.path.relative_to("/"), False))
+    except Unreadable:
+        return False  # its probes say why it cannot be read
+
+
+def _packed_finding(target: Target, channel: str) -> Finding:
+    said = (
+        f"after job A was removed, its canary was left packed in {target.path}: {channel} shows no packed content "
+        "(its bytes hold no canary); shell_unpack tries it unpacked"
+    )
+    return Finding(Verdict.DENIED, "n/a", said)
 
 
 def _targets(runner: Runner) -> list[str]:
