@@ -72,7 +72,8 @@ mount -n -t proc proc "$R/proc"
 mount -n --rbind /sys "$R/sys"
 mount -n --rbind /dev "$R/dev"
 mount -n -t tmpfs -o mode=1777,nosuid,nodev nsshm "$R/dev/shm"
-mount -n --rbind "$NSHOST_THROUGH" "$R$NSHOST_THROUGH"
+# Not --rbind: the root and its layers are mounted under it, and would show inside a second time.
+mount -n --bind "$NSHOST_THROUGH" "$R$NSHOST_THROUGH"
 exec 7<"$L"
 cd "$R"
 pivot_root . .
