@@ -10,6 +10,8 @@ machine: the verbs ran on the namespace host's own root, whose writes go with it
 from __future__ import annotations
 
 import secrets
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -88,3 +90,12 @@ def test_the_reference_layout_writes_nothing_outside_state(pytester: pytest.Pyte
     assert result.ret == 0, result.stdout.str()[-3000:]
     assert written(report, "after_removal") == []
     assert {r["verdict"] for r in cells(report, "after_removal").values()} == {"DENIED"}
+
+
+def test_runner_check_names_a_write_outside_state_and_leaves_none(tmp_path: Path) -> None:
+    place = f"/etc/agent-runner-{secrets.token_hex(4)}"
+    argv = [sys.executable, "-m", "boundary.cli", "runner", "check", sabotaged(tmp_path, KEY_IN_ETC, place)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stdout + done.stderr  # a warning: writing there is not wrong in itself
+    assert f"warn setup wrote outside STATE: {place}/env" in done.stdout
+    assert not Path(place).exists()

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from boundary.host import make_host
-from boundary.host.base import Host
+from boundary.host.base import Host, HostError
 from boundary.host.own_root import changed
 from boundary.layout import create_repository
 from boundary.runners.check_findings import findings
@@ -46,8 +46,8 @@ def check_runner(
         say(f"   layer {layer!r}: {', '.join(repr(text) for text in texts)}")
     say(f"   expected tools: {', '.join(sorted(runner.expected_tools()))}")
     say(f"   forbidden tools: {', '.join(runner.forbidden_tools()) or 'none'}")
-    with _scratch() as directory, _host(directory) as host:
-        runner.run_verbs_in(tuple(host.enter_files() or ()))
+    with _scratch() as directory, _host(directory, say, needed=start_job is not None) as host:
+        runner.run_verbs_in(tuple((host.enter_files() or ()) if host else ()))
         writes = _Writes(host, say)
         repository = create_repository(directory / "repos" / "project.git", {"README.md": "boundary check\n"})
         with writes.of("setup"):
@@ -72,7 +72,7 @@ def check_runner(
                 runner.remove_job(job)
             left = [str(p) for p in (job.checkout, job.data_dir) if p.exists()]
             say(f"ok remove-job {job.name}" + (f" (left behind: {', '.join(left)})" if left else ""))
-        if start_job is not None:
+        if start_job is not None and host is not None:
             start_job(runner, directory, say, host)
     return warnings + writes.said
 
@@ -81,14 +81,14 @@ class _Writes:
     """What each verb wrote on the check's host outside its directory, said as a warning: not wrong in itself (a log),
     but what the live suite then searches and attacks."""
 
-    def __init__(self, host: Host, say: Callable[[str], None]) -> None:
+    def __init__(self, host: Host | None, say: Callable[[str], None]) -> None:
         self.host, self.say, self.said = host, say, list[str]()
 
     @contextmanager
     def of(self, verb: str) -> Iterator[None]:
-        before = self.host.written() or {}
+        before = (self.host.written() if self.host else None) or {}
         yield
-        wrote = changed(before, self.host.written() or {})
+        wrote = changed(before, (self.host.written() if self.host else None) or {})
         if wrote:
             shown = ", ".join(f"{path}{' (removed)' if how == 'removed' else ''}" for path, how in wrote.items())
             self.said.append(f"{verb} wrote outside STATE: {shown}")
@@ -96,10 +96,18 @@ class _Writes:
 
 
 @contextmanager
-def _host(directory: Path) -> Iterator[Host]:
-    """A namespace host, as a run's default: the verbs run on it, and the job starts there, as a run's would."""
+def _host(directory: Path, say: Callable[[str], None], needed: bool) -> Iterator[Host | None]:
+    """A namespace host, as a run's default: the verbs run on it, and the job starts there, as a run's would. Not
+    `needed` (`--no-job`), one that cannot start (no root) leaves the verbs on this machine, said."""
     host = make_host("namespace", directory, lambda _: None)
-    host.start()
+    try:
+        host.start()
+    except HostError as error:
+        if needed:
+            raise
+        say(f"warn no namespace host ({str(error).splitlines()[0]}): the verbs ran on this machine, unlisted")
+        yield None
+        return
     try:
         yield host
     finally:
