@@ -65,7 +65,7 @@ while IFS=$'\t' read -r kind mp; do
       fi;;
     readonly) read_only "$mp";;
     bind) mount -n --bind "$mp" "$R$mp" 2>> "$W/mounts.log" || echo "not bound: $mp" >> "$W/mounts.log";;
-    file) cp -a --remove-destination "$mp" "$R$mp";;
+    file) cp -a --remove-destination "$mp" "$R$mp" 2>> "$W/mounts.log" || echo "not copied: $mp" >> "$W/mounts.log";;
   esac
 done < "$W/mounts"
 mount -n -t proc proc "$R/proc"
