@@ -14,6 +14,7 @@ from pathlib import Path
 from boundary.host.base import CANARY_NAME, DNSMASQ_CONF, RESOLVED_CONF, VETH_SCRIPT
 from boundary.host.own_root import OWN_ROOT_SCRIPT, mount_plan
 from boundary.host.variant import IPV6_OFF, etc_files, ipv6_off
+from boundary.toolchain import tools
 
 RESOLV_CONF = "nameserver 127.0.0.53\noptions edns0 trust-ad\nsearch .\n"
 
@@ -147,13 +148,15 @@ def write_files(workdir: Path, resolved_root: Path) -> dict[str, str]:
     run_as_dnsmasq = any(line.startswith("dnsmasq:") for line in passwd.splitlines())
     (workdir / "dnsmasq.conf").write_text(_dnsmasq_conf(workdir, run_as_dnsmasq))
     (workdir / "init.sh").write_text(INIT_SCRIPT)
-    (workdir / "mounts").write_text(mount_plan(Path("/proc/self/mountinfo").read_text(), workdir.parent))
+    cache = tools.cache_root().resolve()
+    (workdir / "mounts").write_text(mount_plan(Path("/proc/self/mountinfo").read_text(), workdir.parent, cache))
     _own_etc_files(workdir / "etc-own", etc_files())
     src, dst = _systemd_conf(workdir)
     return {
         **os.environ,
         "NSHOST_WORKDIR": str(workdir),
         "NSHOST_THROUGH": str(workdir.parent),  # the unit's directory: its writes are the harness's to read
+        "NSHOST_CACHE": str(cache),
         "NSHOST_RESOLVED_ROOT": str(resolved_root),
         "NSHOST_PARENT_MNT": os.readlink("/proc/self/ns/mnt"),
         "NSHOST_PARENT_NET": os.readlink("/proc/self/ns/net"),

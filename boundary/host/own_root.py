@@ -1,9 +1,9 @@
 """The namespace host's own `/`: an overlay over this machine's, so whatever runs there writes only its upper layers.
 
-A runner's verbs and its jobs run on this root. Every file they write outside the directory the harness passes
-through (the unit's work directory, where `STATE` lives) lands in an upper layer on a tmpfs: the harness lists
-exactly what was written (not a guess from a walk), and nothing of it reaches the real host; it goes with the
-host's mount namespace.
+A runner's verbs and its jobs run on this root. Every file they write outside the directories the harness passes
+through (the unit's work directory, where `STATE` lives; boundary's cache of pinned tools and images) lands in an
+upper layer on a tmpfs: the harness lists exactly what was written (not a guess from a walk), and nothing of it
+reaches the real host; it goes with the host's mount namespace.
 
 Each file system mounted below `/` gets an overlay of its own (an overlay shows one file system, not what is
 mounted on it); the kernel's (proc, sysfs, cgroups, …) are bound as they are; a mount of a single file (a
@@ -74,6 +74,9 @@ mount -n --rbind /dev "$R/dev"
 mount -n -t tmpfs -o mode=1777,nosuid,nodev nsshm "$R/dev/shm"
 # Not --rbind: the root and its layers are mounted under it, and would show inside a second time.
 mount -n --bind "$NSHOST_THROUGH" "$R$NSHOST_THROUGH"
+# boundary's cache (the pinned tools, an example's image store): its own, as built before the run. A container
+# store's overlay driver refuses a graph root on overlayfs.
+if [[ -d $NSHOST_CACHE ]]; then mount -n --bind "$NSHOST_CACHE" "$R$NSHOST_CACHE"; fi
 exec 7<"$L"
 cd "$R"
 pivot_root . .
@@ -101,12 +104,13 @@ def mounts(mountinfo: str) -> list[Mount]:
     return list(found.values())
 
 
-def mount_plan(mountinfo: str, through: Path) -> str:
-    """What the init script does with each mount below `/`: `kind<TAB>point` lines, parents first."""
+def mount_plan(mountinfo: str, *through: Path) -> str:
+    """What the init script does with each mount below `/`: `kind<TAB>point` lines, parents first; nothing under
+    the directories bound `through` as they are."""
     lines = []
     for mount in sorted(mounts(mountinfo), key=lambda m: m.point.count("/")):
         point = mount.point
-        if point == "/" or _under(point, (*OWN_TREES, str(through))):
+        if point == "/" or _under(point, (*OWN_TREES, *map(str, through))):
             continue
         if "\t" in point or "\n" in point:
             raise HostError(f"expected mount points without tabs or newlines; saw {point!r}. Fix: unmount it")

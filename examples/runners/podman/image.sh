@@ -38,7 +38,8 @@ fi
 store=$home/storage
 mkdir -p "$home/run" "$home/tmp"
 printf '[storage]\ndriver = "overlay"\ngraphroot = "%s"\nrunroot = "%s"\n' "$store" "$home/run" >"$home/storage.conf"
-printf '[engine]\nevents_logger = "none"\ntmp_dir = "%s"\nlock_type = "file"\n' "$home/tmp" >"$home/containers.conf"
+printf '[engine]\nevents_logger = "none"\ntmp_dir = "%s"\nlock_type = "file"\n[network]\nnetwork_config_dir = "%s"\n' \
+  "$home/tmp" "$home/networks" >"$home/containers.conf"  # its network lock, too, in the cache, not in /etc
 export CONTAINERS_STORAGE_CONF="$home/storage.conf" CONTAINERS_CONF="$home/containers.conf"
 # podman's network code still makes /run/containers/networks: as root, podman runs with a /run of its own.
 podman() {

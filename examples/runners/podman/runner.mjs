@@ -140,11 +140,13 @@ export class PodmanRunner extends OpencodeRunner {
         `runroot = ${JSON.stringify(path.join(dir, "run"))}\n` +
         `[storage.options]\nadditionalimagestores = [${JSON.stringify(image.store)}]\n`,
     )
-    // Nothing in the host's /run or journal: podman's run-time state and locks stay under STATE too.
+    // Nothing in the host's /run, /etc or journal: podman's run-time state, locks and network files stay under
+    // STATE too (its network lock would otherwise go to /etc/cni/net.d or /etc/containers/networks).
     fs.mkdirSync(path.join(dir, "tmp"), { recursive: true })
     fs.writeFileSync(
       path.join(dir, "containers.conf"),
-      `[engine]\n${runtime ? `runtime = ${JSON.stringify(runtime)}\n` : ""}events_logger = "none"\ntmp_dir = ${JSON.stringify(path.join(dir, "tmp"))}\nlock_type = "file"\n`,
+      `[engine]\n${runtime ? `runtime = ${JSON.stringify(runtime)}\n` : ""}events_logger = "none"\ntmp_dir = ${JSON.stringify(path.join(dir, "tmp"))}\nlock_type = "file"\n` +
+        `[network]\nnetwork_config_dir = ${JSON.stringify(path.join(dir, "networks"))}\n`,
     )
   }
 
