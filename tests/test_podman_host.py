@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from boundary.toolchain import tools
+
 HOST_MJS = Path(__file__).resolve().parents[1] / "examples" / "runners" / "podman" / "host.mjs"
 SAMPLES = Path(__file__).parent / "podman_hosts"
 # /proc/self/status CapEff lines: a full root's, and this kind of CI machine's root (no CAP_SYS_RESOURCE, bit 24).
@@ -21,7 +23,8 @@ def host_mjs(expression: str, **values: Any) -> Any:
     """`expression` evaluated by node with host.mjs's exports in scope and `values` bound as JSON."""
     bound = "".join(f"const {name} = {json.dumps(value)};\n" for name, value in values.items())
     script = f"import * as host from {json.dumps(HOST_MJS.as_uri())};\n{bound}console.log(JSON.stringify({expression}))"
-    done = subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True, check=True)
+    argv = [str(tools.node()), "--input-type=module", "-e", script]  # the pinned node: host.mjs needs 24
+    done = subprocess.run(argv, capture_output=True, text=True, check=True)
     return json.loads(done.stdout)
 
 
