@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import secrets
 import subprocess
 from pathlib import Path
 from types import SimpleNamespace
@@ -452,6 +453,23 @@ def test_a_large_payload_is_gzipped_and_a_refused_write_is_not_looked_at(tmp_pat
     assert view(out.stdout, 1) is None and "gzip -dc" not in write_line(1, blocked, "x", computed=False)
     assert "mkdir" not in line and "mkdir" in write_line(2, tmp_path / "new" / "f", "x", computed=True)
     assert "mkdir" in write_line(3, target, content, computed=False)  # a literal line names its directory
+
+
+def test_a_refused_write_prints_nothing_on_stderr_where_sigpipe_is_ignored(tmp_path: Path) -> None:
+    """codex's shell ignores SIGPIPE: a refused redirect leaves the commands feeding it writing into a closed pipe,
+    and their complaint, on stderr, reached the agent in pieces between stdout's lines (`base64: ` then a marker):
+    the marker no longer started its line, and the target was judged unanswered. Nothing goes to stderr. (A
+    payload larger than a pipe holds: its feeders surely write after the refused command has gone.)"""
+    (tmp_path / "a-file").write_text("not a directory")
+    content = secrets.token_hex(200_000)  # gzip'd, still more than a pipe's 64 KiB
+    line = write_line(0, tmp_path / "a-file" / "settings.json", content, computed=True)
+    assert "gzip -dc" in line
+    (tmp_path / "line.sh").write_text(line)  # longer than one exec argument may be
+    out = subprocess.run(  # restore_signals=False: the child keeps Python's ignored SIGPIPE, as codex's does
+        ["/bin/bash", tmp_path / "line.sh"], capture_output=True, text=True, timeout=10, restore_signals=False
+    )
+    assert out.stderr == ""
+    assert (shell_part(out.stdout, 0) or "").startswith("rc=1") and "Not a directory" in out.stdout
 
 
 def test_a_shell_target_says_why_between_its_markers() -> None:

@@ -24,8 +24,8 @@ from boundary.model.script import ToolCall
 # A path is a whole path where it starts and ends: not inside a longer name (`…/job-a` is not `…/job-a.data`).
 _PATH_CHAR = r"[\w.+-]"
 # What the harness's shell commands carry encoded (boundary.writes.shell, boundary.probes, the reach client):
-# `printf %s BASE64 | base64 -d`, gzip'd first where that is shorter.
-_BLOB = re.compile(r"printf %s ([A-Za-z0-9+/=]+) \| base64 -d( \| gzip -dc)?")
+# `printf %s BASE64 | base64 -d`, gzip'd first where that is shorter, a feeding command's errors thrown away.
+_BLOB = re.compile(r"printf %s ([A-Za-z0-9+/=]+) (?:2>/dev/null )?\| base64 -d(?: (?:2>/dev/null )?\| gzip -dc)?")
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class PathView:
         return value
 
     def _blob_inward(self, match: re.Match[str]) -> str:
-        encoded, gzipped = match.group(1), bool(match.group(2))
+        encoded, gzipped = match.group(1), match.group(0).endswith("gzip -dc")
         try:
             data = base64.b64decode(encoded, validate=True)
             text = (gzip.decompress(data) if gzipped else data).decode()
@@ -75,7 +75,7 @@ class PathView:
         seen = _substitute(text, self.binds).encode()
         if gzipped:
             seen = gzip.compress(seen, mtime=0)
-        return f"printf %s {base64.b64encode(seen).decode()} | base64 -d{match.group(2) or ''}"
+        return match.group(0).replace(encoded, base64.b64encode(seen).decode(), 1)
 
 
 def _substitute(text: str, pairs: tuple[tuple[str, str], ...]) -> str:

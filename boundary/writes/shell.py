@@ -18,6 +18,7 @@ SHELL_START = "@@boundary-begin"
 SHELL_VIEW = "@@boundary-view"  # what the shell saw of the directory and file it wrote: where its write went
 MAX_COMMAND = 64 * 1024
 GZIP_WORTH = 256  # characters of command a gzip'd payload must save to be worth its process
+QUIET = "2>/dev/null "  # a command feeding a pipeline: its only error is the pipe closing (see _decoded)
 
 
 def write_line(index: int | str, path: Path, content: str, computed: bool, append: bool = False) -> str:
@@ -44,9 +45,13 @@ def write_line(index: int | str, path: Path, content: str, computed: bool, appen
 
 def _decoded(content: str) -> str:
     """A pipeline printing `content`: in base64, or gzip'd first where that makes the line much shorter (fewer
-    commands for an agent that takes short ones: Claude Code's batches are a seventh of opencode's)."""
-    plain = f"printf %s {base64.b64encode(content.encode()).decode()} | base64 -d"
-    packed = f"printf %s {base64.b64encode(gzip.compress(content.encode(), mtime=0)).decode()} | base64 -d | gzip -dc"
+    commands for an agent that takes short ones: Claude Code's batches are a seventh of opencode's). Only its last
+    command may print an error: where the redirect after it is refused, the commands feeding it write into a
+    closed pipe, and where SIGPIPE is ignored (codex's shell) say so on stderr, a pipe of its own that the agent
+    merges into stdout as it comes, in pieces: `base64: ` before a marker hides the marker."""
+    plain = f"printf %s {base64.b64encode(content.encode()).decode()} {QUIET}| base64 -d"
+    zipped = base64.b64encode(gzip.compress(content.encode(), mtime=0)).decode()
+    packed = f"printf %s {zipped} {QUIET}| base64 -d {QUIET}| gzip -dc"
     return packed if len(packed) + GZIP_WORTH < len(plain) else plain
 
 
