@@ -14,7 +14,9 @@ from boundary.host.base import HostError
 from boundary.host.image import ensure_image
 from boundary.host.resolved import resolved_root
 from boundary.jobs.first_job import JobDoesNotStart, start_one
-from boundary.report.passrule import exit_status
+from boundary.report.compare import FAIL_ON, compare_with
+from boundary.report.merge import MergeError, merge_files
+from boundary.report.passrule import Report, exit_status
 from boundary.report.record import load
 from boundary.report.renderings import RENDERINGS, suite_renderings, write_each
 from boundary.report.view import verdict_line
@@ -63,13 +65,32 @@ def _doctor(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     """Write each rendering asked for, print the one --format names (else the verdict line); exit 1 on FAIL."""
-    report = load(Path(args.path))
+    try:
+        report = _read_report(args)
+    except (MergeError, OSError, ValueError) as error:
+        print(f"boundary: {error}", file=sys.stderr)
+        return 2
     write_each(report, {name: Path(out) for name in RENDERINGS if (out := getattr(args, name))})
     if args.format:
         print(RENDERINGS[args.format].render(report), end="")
     else:
         print(verdict_line(report))
     return exit_status(report)
+
+
+def _read_report(args: argparse.Namespace) -> Report:
+    """The report named, or the shards merged (`--merge`); compared with a base report (`--against`)."""
+    if bool(args.path) == bool(args.merge):
+        raise ValueError(
+            "expected one JSON report, or the shards' reports after --merge; got "
+            + ("both" if args.path else "neither")
+        )
+    if args.fail_on and not args.against:
+        raise ValueError("--fail-on compares with a base report: give it with --against BASE.json")
+    report = merge_files([Path(p) for p in args.merge]) if args.merge else load(Path(args.path))
+    if args.against:
+        report["comparison"] = compare_with(Path(args.against), report, args.fail_on)
+    return report
 
 
 def run_suite(options: list[str]) -> int:
@@ -140,8 +161,17 @@ def parser() -> argparse.ArgumentParser:
         help="where the agent, sandbox and node come from: npm lockfiles (default) or PATH",
     )
     check.set_defaults(func=_doctor)
-    report = commands.add_parser("report", help="render a JSON report; exit 1 if the run failed")
-    report.add_argument("path")
+    report = commands.add_parser(
+        "report",
+        help="render a JSON report, or the shards of a CI matrix merged, compared with a base report; exit 1 if "
+        "the run failed",
+    )
+    report.add_argument("path", nargs="?", help="the run's JSON report (--boundary-report; reports/*.json)")
+    report.add_argument("--merge", nargs="+", metavar="SHARD.json", help="join these shards' reports into one")
+    report.add_argument(
+        "--against", metavar="BASE.json", help="compare with an earlier run's report: weaker, stronger, moved"
+    )
+    report.add_argument("--fail-on", choices=FAIL_ON, help="with --against: exit 1 on any change weaker than the base")
     for name, rendering in RENDERINGS.items():
         report.add_argument(f"--{name}", metavar="OUT", help=f"write {rendering.what} to OUT")
     report.add_argument("--format", choices=RENDERINGS, help="print this rendering instead of the verdict line")

@@ -150,11 +150,16 @@ def test_passthrough_sandbox_leaks_the_computed_path(pytester: pytest.Pytester) 
 
 
 def test_missing_plugin_leaks_through_a_symlink(pytester: pytest.Pytester) -> None:
-    """Without the guard, opencode's read tool follows a symlink in the job's own checkout."""
-    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:NoPlugin", *CROSS_JOB)
+    """Without the guard, opencode's read tool follows a symlink in the job's own checkout. (Compared with a base
+    report that is not there: said, and nothing compared; the runner's claimed layers are in the report.)"""
+    against = ("--against", str(pytester.path / "no-base.json"))
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:NoPlugin", *against, *CROSS_JOB)
     assert result.ret == 1
     assert verdicts(report, "read_symlink")["checkout_file"] == "LEAKED"
     assert scenario(report)["layers"]["runner plugin"] == 0
+    assert report["comparison"]["base"]["missing"] == "no base report there"
+    assert list(report["run"]["denials"]["opencode"]) == ["agent permission", "runner plugin", "OS sandbox"]
+    result.stdout.fnmatch_lines(["*against *no-base.json: no base report there — nothing compared"])
 
 
 def test_a_guard_that_compares_paths_as_strings_lets_the_prefix_named_job_in(pytester: pytest.Pytester) -> None:

@@ -47,7 +47,7 @@ def to_html(report: Report) -> str:
     run = run_of(report)
     agents, rows = view.side_by_side(report)
     title = f"boundary {'PASS' if not failures(report) else 'FAIL'}: {run.get('runner', '?')} {', '.join(agents)}"
-    body = [*_verdict(report), _header(report), *_errors(run)]
+    body = [*_verdict(report), _header(report), *_errors(run), *_comparison(report)]
     body += [f'<p class="reasons"><b>{_e(said)}</b></p>' for said in view.not_started_lines(report)]
     body += [f"<p>{_e(said)}</p>" for said in view.verb_write_lines(report)]
     if len(agents) > 1:
@@ -64,6 +64,14 @@ def to_html(report: Report) -> str:
     return (
         f'<!DOCTYPE html>\n<html lang="en">\n<head>{head}</head>\n<body>\n' + "\n".join(body) + "\n</body>\n</html>\n"
     )
+
+
+def _comparison(report: Report) -> list[str]:
+    head = view.comparison_head(report)
+    if head is None:
+        return []
+    rows = view.comparison_rows(report, shown=None)
+    return [f"<h2>{_e(head)}</h2>", *([_table(view.CHANGE_COLUMNS, rows)] if rows else [])]
 
 
 def _e(text: object) -> str:

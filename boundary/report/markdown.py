@@ -29,6 +29,7 @@ def to_markdown(report: Report) -> str:
     """Each scenario's matrix, its checks, then only what went wrong."""
     mark = "✅" if passed(report) else "❌"
     lines = [f"## {mark} boundary: {_md(view.verdict_line(report))}", "", _header(report), ""]
+    lines += _comparison(report)
     lines += [line for said in view.not_started_lines(report) for line in (f"**{_md(said)}**", "")]
     lines += [line for said in view.verb_write_lines(report) for line in (_md(said), "")]
     agents, rows = view.side_by_side(report)
@@ -44,6 +45,15 @@ def to_markdown(report: Report) -> str:
         lines += _not_denied(scenario) + _errors(scenario) + [""]
     lines += [f"<sub>✅ {_md(view.LEGEND)}</sub>", *_errors(run_of(report))]
     return "\n".join(lines) + "\n"
+
+
+def _comparison(report: Report) -> list[str]:
+    head = view.comparison_head(report)
+    if head is None:
+        return []
+    rows = view.comparison_rows(report, shown=None)
+    table = [_row(view.CHANGE_COLUMNS), "|---" * len(view.CHANGE_COLUMNS) + "|", *(_row(row) for row in rows)]
+    return [f"**{_md(head)}**", "", *(table if rows else []), ""]
 
 
 def _md(text: object) -> str:

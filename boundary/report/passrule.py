@@ -13,6 +13,8 @@ from typing import Any, TypeVar
 from boundary.host.health import checks_for
 
 Report = dict[str, Any]
+WEAKER, STRONGER, MOVED = "weaker", "stronger", "moved"  # a change against a base report (report/compare.py)
+KINDS = (WEAKER, STRONGER, MOVED)  # the order every rendering lists them in
 Result = dict[str, Any]
 Cell = tuple[str, str]  # (target, channel)
 T = TypeVar("T")
@@ -28,7 +30,16 @@ def failures(report: Report) -> list[str]:
     for name, scenario in scenarios.items():
         reasons += scenario_failures(name, scenario)
     said = [f"{s['what']}: {s.get('said')}" for s in map(not_started_of, scenarios.values()) if s]
-    return list(dict.fromkeys(said)) + reasons + [f"error: {error}" for error in run_of(report).get("errors") or []]
+    errors = [f"error: {error}" for error in run_of(report).get("errors") or []]
+    return list(dict.fromkeys(said)) + reasons + errors + _weaker_failures(report)
+
+
+def _weaker_failures(report: Report) -> list[str]:
+    """Each change weaker than the base report, where the run was asked to fail on them (`--fail-on weaker`)."""
+    comparison = comparison_of(report)
+    if comparison is None or comparison.get("fail_on") != WEAKER:
+        return []
+    return [f"weaker than the base: {change_line(c)}" for c in changes_of(comparison) if c.get("kind") == WEAKER]
 
 
 def passed(report: Report) -> bool:
@@ -184,3 +195,19 @@ def network_state(job: dict[str, Any]) -> str:
 
 def positive(count: Any) -> bool:
     return isinstance(count, int) and not isinstance(count, bool) and count > 0
+
+
+def comparison_of(report: Report) -> dict[str, Any] | None:
+    """The report's comparison with a base report (report/compare.py), or None where it has none."""
+    comparison = report.get("comparison")
+    return comparison if isinstance(comparison, dict) else None
+
+
+def changes_of(comparison: dict[str, Any]) -> list[dict[str, Any]]:
+    return [c for c in comparison.get("changes") or [] if isinstance(c, dict)]
+
+
+def change_line(change: dict[str, Any]) -> str:
+    """ "opencode/cross_job: saved_output via read: agent permission → OS sandbox (lost agent permission: …)"."""
+    moved = f"{change.get('base') or '—'} → {change.get('head') or '—'}"
+    return f"{change.get('unit')}: {change.get('what')}: {moved} ({change.get('says')})"

@@ -88,6 +88,8 @@ class RunRecord:
     started: float = field(default_factory=time.time)
     scenarios: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> ScenarioRecord.as_dict()
     errors: list[str] = field(default_factory=list)  # what stopped the whole run (e.g. the preflight)
+    denials: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # agent -> its claimed layers' texts
+    comparison: dict[str, Any] | None = None  # against a base report (`--against`: report/compare.py)
     preflight_passed: bool = False  # this process's (or its xdist controller's) preflight; not reported
 
     def add(self, scenario: ScenarioRecord) -> None:
@@ -116,9 +118,11 @@ class RunRecord:
                 "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
                 "duration_s": round(time.time() - self.started, 3),
                 "planned_scenarios": self.planned,
+                "denials": self.denials,
                 "errors": self.errors,
             },
             "scenarios": {**ordered, **self.scenarios},
+            **({"comparison": self.comparison} if self.comparison is not None else {}),
         }
 
     def write_json(self, path: Path) -> None:

@@ -21,10 +21,13 @@ from boundary.report.passrule import (
     scenarios_of,
 )
 from boundary.report.view import (
+    CHANGE_COLUMNS,
     DID_NOT_RUN,
     LAYER_SHORT,
     LEGEND,
     cell_text,
+    comparison_head,
+    comparison_rows,
     matrix,
     not_started_lines,
     not_tried,
@@ -47,7 +50,8 @@ def summary_lines(report: Report) -> list[str]:
     run = run_of(report)
     versions = ", ".join(f"{k} {v}" for k, v in (run.get("versions") or {}).items())
     pairs = ", ".join(f"{agent} × {sandbox}" for agent, sandbox in (run.get("agents") or {}).items())
-    lines = [f"runner {run.get('runner')}: {pairs} ({versions})", *not_started_lines(report)]
+    lines = [f"runner {run.get('runner')}: {pairs} ({versions})", *_comparison_lines(report)]
+    lines += not_started_lines(report)
     lines += verb_write_lines(report)
     lines += side_by_side_lines(report)
     for name, scenario in scenarios_of(report).items():
@@ -55,6 +59,15 @@ def summary_lines(report: Report) -> list[str]:
     lines += ["", *_legend_lines()]
     lines += [f"ERROR: {error}" for error in run.get("errors") or []]
     return [*lines, f"RESULT: {verdict_line(report)}"]
+
+
+def _comparison_lines(report: Report) -> list[str]:
+    """Against the base report: the counts, then each change, weaker first."""
+    head = comparison_head(report)
+    if head is None:
+        return []
+    rows = comparison_rows(report)
+    return [head, *(_columns(CHANGE_COLUMNS, rows, []) if rows else []), ""]
 
 
 def _legend_lines() -> list[str]:

@@ -9,9 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from boundary.report.passrule import (
+    KINDS,
     Cell,
     Report,
     Result,
+    changes_of,
+    comparison_of,
     failures,
     host_failed,
     host_not_applicable,
@@ -97,7 +100,9 @@ def side_by_side(report: Report) -> tuple[list[str], list[list[str]]]:
 
 
 def _agent_of(name: str, scenario: dict[str, Any]) -> str:
-    return str(scenario.get("agent") or name.rpartition("/")[0] or "?")
+    """Its column: the agent, under its machine's name in a report merged from several (report/merge.py)."""
+    agent = str(scenario.get("agent") or name.rpartition("/")[0] or "?")
+    return f"{scenario['machine']}: {agent}" if scenario.get("machine") else agent
 
 
 def _outcome(name: str, scenario: dict[str, Any]) -> str:
@@ -129,6 +134,44 @@ def not_started_lines(report: Report) -> list[str]:
         f"(transcript: {units[0][1]})"
         for (what, said), units in grouped.items()
     ]
+
+
+SHOWN_CHANGES = 12  # of each kind, where one screen must hold them: the JSON holds every one
+CHANGE_COLUMNS = ["change", "unit", "what", "base", "this run", "in words"]
+
+
+def comparison_head(report: Report) -> str | None:
+    """ "against BASE (started …): 2 weaker, 1 stronger, 0 moved", or None where the report compares nothing."""
+    comparison = comparison_of(report)
+    if comparison is None:
+        return None
+    said = comparison.get("base")
+    base: dict[str, Any] = said if isinstance(said, dict) else {}
+    if base.get("missing"):
+        return f"against {base.get('name')}: {base['missing']} — nothing compared"
+    changes = changes_of(comparison)
+    counts = ", ".join(f"{sum(1 for c in changes if c.get('kind') == kind)} {kind}" for kind in KINDS)
+    fails = " (weaker fails this run)" if comparison.get("fail_on") else ""
+    return f"against {base.get('name')} (started {base.get('started')}): {counts}{fails}"
+
+
+def comparison_rows(report: Report, shown: int | None = SHOWN_CHANGES) -> list[list[str]]:
+    """The changes against the base report as CHANGE_COLUMNS rows, weaker first; past `shown` of a kind, one row
+    says how many more (None: every one)."""
+    comparison = comparison_of(report)
+    rows: list[list[str]] = []
+    for kind in KINDS:
+        of_kind = [c for c in changes_of(comparison or {}) if c.get("kind") == kind]
+        rows += [
+            [
+                kind.upper() if kind == "weaker" else kind,
+                *(str(c.get(k) or "—") for k in ("unit", "what", "base", "head", "says")),
+            ]
+            for c in of_kind[:shown]
+        ]
+        if shown is not None and len(of_kind) > shown:
+            rows.append([kind, f"… and {len(of_kind) - shown} more", "", "", "", "(in the JSON report)"])
+    return rows
 
 
 SHOWN_WRITES = 4  # paths per verb: the same runner writes the same places in every unit

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from boundary.host import HOST_MODES
+from boundary.report.compare import FAIL_ON
 from boundary.report.renderings import suite_renderings
 from boundary.runners import AGENTS
 from boundary.scenarios import registry
@@ -46,6 +47,18 @@ def add_options(parser: pytest.Parser) -> None:
     )
     for rendering in suite_renderings().values():
         group.addoption(rendering.suite_option, metavar="PATH", type=Path, help=f"write {rendering.what} here")
+    group.addoption(
+        "--against",
+        metavar="BASE.json",
+        type=Path,
+        help="compare with an earlier run's JSON report (the base branch's nightly): what got weaker, stronger or "
+        "moved, first in every rendering; no report there is said in one line, and nothing is compared",
+    )
+    group.addoption(
+        "--fail-on",
+        choices=FAIL_ON,
+        help="with --against: fail the run on any change weaker than the base (default: a warning only)",
+    )
     group.addoption(
         "--job-timeout",
         type=float,

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from boundary.host import variant
+from boundary.report.compare import compare_with
 from boundary.report.record import RunRecord
 from boundary.report.renderings import suite_renderings, write_each
 from boundary.report.terminal import summary_lines
@@ -128,6 +129,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(problem)
     agents = {runner.agent.name: runner.sandbox.name for runner in runners}
     record = RunRecord(runners[0].name, agents, planned=[unit.key for unit in units])
+    record.denials = {runner.agent.name: {k: list(v) for k, v in runner.denials.items()} for runner in runners}
     workerinput = getattr(config, "workerinput", {})
     record.preflight_passed = bool(workerinput.get(PREFLIGHT_PASSED))
     if workerinput.get(LOADGROUP):
@@ -249,6 +251,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     if getattr(config.option, "collectonly", False) or not (_was_used(record) or _runs_the_suite(config)):
         return  # the harness's own tests load this plugin too: no live suite ran, nothing to say
+    against = config.getoption("--against")
+    if against is not None:  # before anything reads the verdict: `--fail-on weaker` is part of it
+        record.comparison = compare_with(against, record.as_dict(), config.getoption("--fail-on"))
     status = session.exitstatus
     if status != pytest.ExitCode.OK and record.passed():
         failed = getattr(session, "testsfailed", 0)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import platform
+from importlib import metadata
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from boundary import proc
@@ -25,8 +27,19 @@ def _command_version(*argv: str) -> str:
     return excerpt(said[0]) if done.returncode == 0 and said else "unavailable"
 
 
+def harness_version() -> str:
+    """boundary's own version, and its commit where it runs from a git checkout: shards of one report must agree."""
+    version = metadata.version("boundary")
+    source = Path(__file__).resolve().parents[2]
+    if not (source / ".git").exists():
+        return version
+    commit = _command_version("git", "-C", str(source), "rev-parse", "--short=12", "HEAD")
+    return version if commit.startswith("unavailable") else f"{version}+g{commit}"
+
+
 def collect_versions(runner: Runner) -> dict[str, str]:
     return {
+        "boundary": harness_version(),
         runner.agent.name: runner.agent.version(),
         runner.sandbox.name: runner.sandbox.version(),
         "bwrap": _command_version("bwrap", "--version"),
