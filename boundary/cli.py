@@ -9,12 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from boundary.ci.github import GitHub, GitHubError
 from boundary.host import HOST_MODES
 from boundary.host.base import HostError
 from boundary.host.image import ensure_image
 from boundary.host.resolved import resolved_root
 from boundary.jobs.first_job import JobDoesNotStart, start_one
 from boundary.report.compare import FAIL_ON, compare_with
+from boundary.report.markdown import to_comment
 from boundary.report.merge import MergeError, merge_files
 from boundary.report.passrule import Report, exit_status
 from boundary.report.record import load
@@ -91,6 +93,42 @@ def _read_report(args: argparse.Namespace) -> Report:
     if args.against:
         report["comparison"] = compare_with(Path(args.against), report, args.fail_on)
     return report
+
+
+def _ci_base_report(args: argparse.Namespace) -> int:
+    """The base branch's newest report into --out; where there is none, or GitHub refuses, one line why, and exit 0:
+    the run then says it compared nothing, and goes on."""
+    try:
+        github = GitHub.from_environment(args.repo)
+        artifact = github.newest_artifact(args.artifact, args.branch)
+        if artifact is None:
+            print(
+                f"no base report: no unexpired artifact {args.artifact} from branch {args.branch} (a first run, or "
+                "expired): nothing to compare with"
+            )
+            return 0
+        data = github.artifact_file(artifact, args.member)
+    except GitHubError as error:
+        print(f"no base report: {error}")
+        return 0
+    Path(args.out).write_bytes(data)
+    run = artifact.get("workflow_run") or {}
+    print(
+        f"base report: {args.member} of artifact {args.artifact} from {args.branch} (run {run.get('id')}, "
+        f"{artifact.get('created_at')}) in {args.out}"
+    )
+    return 0
+
+
+def _ci_comment(args: argparse.Namespace) -> int:
+    try:
+        report = load(Path(args.report))
+        done = GitHub.from_environment(args.repo).keep_comment(args.pr, to_comment(report, args.link))
+    except (GitHubError, OSError, ValueError) as error:
+        print(f"boundary: {error}", file=sys.stderr)
+        return 1
+    print(f"boundary's comment on pull request #{args.pr}: {done}")
+    return 0
 
 
 def run_suite(options: list[str]) -> int:
@@ -183,6 +221,25 @@ def parser() -> argparse.ArgumentParser:
         add_help=False,
     )
     run.add_argument("suite_options", nargs=argparse.REMAINDER)  # taken whole by main(): they are pytest's
+    ci = commands.add_parser("ci", help="what boundary's GitHub Action asks of GitHub (docs/ci.md)")
+    ci_commands = ci.add_subparsers(dest="ci_command", required=True)
+    base = ci_commands.add_parser(
+        "base-report", help="the newest report artifact of a branch (needs actions: read); none: one line, exit 0"
+    )
+    base.add_argument("--branch", required=True, help="the base branch, e.g. main")
+    base.add_argument("--out", required=True, help="where to write the report")
+    base.add_argument("--artifact", default="boundary-reports", help="the artifact's name (default: boundary-reports)")
+    base.add_argument("--member", default="runner-sandbox.json", help="the report's file name in the artifact")
+    base.add_argument("--repo", help="OWNER/NAME (default: $GITHUB_REPOSITORY)")
+    base.set_defaults(func=_ci_base_report)
+    comment = ci_commands.add_parser(
+        "comment", help="the pull request's one boundary comment: the verdict and the comparison, kept current"
+    )
+    comment.add_argument("--report", required=True, help="the run's JSON report (with its comparison)")
+    comment.add_argument("--pr", type=int, required=True, help="the pull request's number")
+    comment.add_argument("--link", default="", help="the run's address, linked from the comment")
+    comment.add_argument("--repo", help="OWNER/NAME (default: $GITHUB_REPOSITORY)")
+    comment.set_defaults(func=_ci_comment)
     runner = commands.add_parser("runner", help="a runner command (docs/runner-protocol.md)")
     runner_commands = runner.add_subparsers(dest="runner_command", required=True)
     check_parser = runner_commands.add_parser(

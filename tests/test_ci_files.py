@@ -192,3 +192,21 @@ def test_the_action_matches_githubs_schema_and_runs_the_runner_given():
 def test_the_template_runs_nightly_and_when_a_pin_moves():
     triggers = _load(TEMPLATE_WORKFLOW)["on"]
     assert "schedule" in triggers and "flake.lock" in triggers["pull_request"]["paths"]
+
+
+def test_the_templates_last_job_merges_the_shards_and_compares_a_pull_request_with_the_base_branch():
+    """Each shard uploads its own reports; the last job downloads them all, merges them with the Action, and on a
+    pull request compares with the base branch's newest merged report (the token may read it, and comment)."""
+    workflow = _load(TEMPLATE_WORKFLOW)
+    assert workflow["permissions"] == {"contents": "read", "actions": "read", "pull-requests": "write"}
+    _, shard = _matrix_job(workflow)
+    uses = next(step for step in shard["steps"] if "boundary@" in step.get("uses", ""))
+    assert uses["with"]["reports-name"].startswith("boundary-shard-")
+    report = workflow["jobs"]["report"]
+    assert report["needs"] == ["runner-sandbox"] and report["if"] == "always()"
+    download, merge = report["steps"]
+    assert download["with"]["pattern"] == "boundary-shard-*" and download["with"]["path"] == "shards"
+    assert merge["with"]["merge"] == "shards/*/runner-sandbox.json"
+    assert merge["with"]["against-branch"] == "${{ github.base_ref }}"
+    action = _load(ACTION)["inputs"]
+    assert set(merge["with"]) <= set(action) and action["base-artifact"]["default"] == "boundary-reports"

@@ -29,7 +29,7 @@ def test_it_writes_the_example_its_recipes_and_its_workflow(tmp_path: Path, agen
         assert (tmp_path / name).read_bytes() == (ROOT / "examples" / "runners" / template.folder / name).read_bytes()
     assert f'runner := "{template.command}"' in (tmp_path / "Justfile").read_text()
     workflow = (tmp_path / runner_init.WORKFLOW).read_text()
-    assert f"runner-command: {template.command}" in workflow and f"agents: {agent}\n" in workflow
+    assert f"runner-command: {template.command}" in workflow and f"agent: [{agent}]\n" in workflow
     assert '- "runner.mjs"' in workflow or lang != "mjs"
     assert all(f'- "{name}"' in workflow for name in template.files if not name.endswith(".md"))
     actionlint = shutil.which("actionlint")

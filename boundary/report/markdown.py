@@ -47,6 +47,14 @@ def to_markdown(report: Report) -> str:
     return "\n".join(lines) + "\n"
 
 
+def to_comment(report: Report, link: str = "") -> str:
+    """The verdict and the comparison with the base report, for the pull request's one comment of boundary's."""
+    mark = "✅" if passed(report) else "❌"
+    lines = [f"### {mark} boundary: {_md(view.verdict_line(report))}", ""]
+    lines += _comparison(report) or ["*No comparison: the run was not given a base report.*", ""]
+    return "\n".join([*lines, *([f"[The run, its reports and the step summary]({link})"] if link else [])]) + "\n"
+
+
 def _comparison(report: Report) -> list[str]:
     head = view.comparison_head(report)
     if head is None:

@@ -77,7 +77,7 @@ def workflow(agent: str, template: Template) -> str:
     """The example workflow, for this runner: its command, its agent, and its files among the watched paths."""
     text = (EXAMPLES / "runner-repository" / WORKFLOW).read_text()
     text = _replaced(text, "runner-command: node runner.mjs", f"runner-command: {template.command}", WORKFLOW)
-    text = _replaced(text, "agents: opencode", f"agents: {agent}", WORKFLOW)
+    text = _replaced(text, "agent: [opencode]", f"agent: [{agent}]", WORKFLOW)
     watched = "".join(f'      - "{name}"\n' for name in template.files if not name.endswith(".md"))
     return _replaced(text, '      - "runner.mjs"\n', watched, WORKFLOW)
 
