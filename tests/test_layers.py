@@ -21,7 +21,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "toolchain host agents sandboxes probes",  # the tools, the hosts, what each agent is
         "runners secret configuring",  # the runners under test
         "jobs writes reach",  # running jobs and attacks
-        "scenarios report sabotage",  # what is attacked, and what is said of it
+        "scenarios report sabotage ci",  # what is attacked, and what is said of it (ci: and where: GitHub)
         "suite",  # the live suite: pytest plugin, options, bench
         "cli",  # the command line
     )
