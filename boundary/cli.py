@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,12 +17,13 @@ from boundary.host.image import ensure_image
 from boundary.host.resolved import resolved_root
 from boundary.jobs.first_job import JobDoesNotStart, start_one
 from boundary.report.compare import FAIL_ON, compare_with
+from boundary.report.depth import depth_of
 from boundary.report.markdown import to_comment
 from boundary.report.merge import MergeError, merge_files
-from boundary.report.passrule import Report, exit_status
+from boundary.report.passrule import Report, exit_status, run_of
 from boundary.report.record import load
 from boundary.report.renderings import RENDERINGS, suite_renderings, write_each
-from boundary.report.view import verdict_line
+from boundary.report.view import depth_lines, verdict_line
 from boundary.runners import init as runner_init
 from boundary.runners.check import check_runner
 from boundary.runners.protocol import ProtocolError
@@ -131,10 +133,13 @@ def _ci_comment(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_suite(options: list[str]) -> int:
-    """The live suite from the package, in this directory: reports into ./reports/; `options` go to it."""
-    reports = Path("reports")
-    files = [f"{r.suite_option}={reports}/runner-sandbox.{r.suffix}" for r in suite_renderings().values()]
+REPORTS = Path("reports")
+REPORT_NAME = "runner-sandbox"
+
+
+def run_suite(options: list[str], name: str = REPORT_NAME) -> int:
+    """The live suite from the package, in this directory: reports into ./reports/NAME.*; `options` go to it."""
+    files = [f"{r.suite_option}={REPORTS}/{name}.{r.suffix}" for r in suite_renderings().values()]
     defaults = ["-n", "2", *files]
     command = [sys.executable, "-m", "pytest", *pytest_args(Path.cwd()), *defaults, *options]
     return subprocess.run(command).returncode
@@ -267,10 +272,50 @@ def parser() -> argparse.ArgumentParser:
     return root
 
 
+def run_layers_each(options: list[str]) -> int:
+    """`--layers each`: the run, then once per layer its runners claim with every other one off (the reports of
+    those in ./reports/layer-*.json); the run's reports then also show which layer holds each cell alone. Its exit
+    status is the full run's: a layer alone is expected to let through what only another one stops."""
+    status = run_suite(options)
+    full_path = REPORTS / f"{REPORT_NAME}.json"
+    if not full_path.exists():
+        return status
+    full = load(full_path)
+    claimed = run_of(full).get("denials") or {}
+    layers = list(dict.fromkeys(layer for agent in claimed.values() for layer in agent))
+    alone: dict[str, Report | str] = {}
+    for layer in layers:
+        name = f"layer-{re.sub(r'[^a-z0-9]+', '-', layer.lower()).strip('-')}"
+        print(f"[boundary] --layers each: the run again with {layer} alone (reports/{name}.*)", flush=True)
+        code = run_suite([*options, "--layer-alone", layer], name)
+        path = REPORTS / f"{name}.json"
+        alone[layer] = load(path) if path.exists() else f"its run wrote no report (exit {code}): see its output above"
+    full["depth"] = depth_of(full, alone)
+    write_each(full, {n: REPORTS / f"{REPORT_NAME}.{r.suffix}" for n, r in suite_renderings().items()})
+    print("\n".join(["", "boundary: each layer alone", *depth_lines(full), f"RESULT: {verdict_line(full)}"]))
+    return status
+
+
+def _layers_option(options: list[str]) -> tuple[list[str], str | None]:
+    """`--layers each` taken out of the suite's options (the suite does not know it)."""
+    for at, option in enumerate(options):
+        if option == "--layers" or option.startswith("--layers="):
+            value = option.partition("=")[2] if "=" in option else (options[at + 1] if at + 1 < len(options) else "")
+            rest = options[:at] + options[at + (1 if "=" in option else 2) :]
+            return rest, value
+    return options, None
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["run"]:
-        return run_suite(argv[1:])
+        options, layers = _layers_option(argv[1:])
+        if layers is None:
+            return run_suite(options)
+        if layers != "each":
+            print(f"boundary: --layers: expected `each`, got {layers!r}", file=sys.stderr)
+            return 2
+        return run_layers_each(options)
     args = parser().parse_args(argv)
     try:
         return int(args.func(args))

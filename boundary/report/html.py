@@ -48,6 +48,7 @@ def to_html(report: Report) -> str:
     agents, rows = view.side_by_side(report)
     title = f"boundary {'PASS' if not failures(report) else 'FAIL'}: {run.get('runner', '?')} {', '.join(agents)}"
     body = [*_verdict(report), _header(report), *_errors(run), *_comparison(report)]
+    body += [f"<p><b>{_e(said)}</b></p>" for said in view.depth_lines(report)]
     body += [f'<p class="reasons"><b>{_e(said)}</b></p>' for said in view.not_started_lines(report)]
     body += [f"<p>{_e(said)}</p>" for said in view.verb_write_lines(report)]
     if len(agents) > 1:
@@ -57,7 +58,7 @@ def to_html(report: Report) -> str:
         if not_started_of(scenario):  # said once, at the top
             body.append(f"<p>{view.DID_NOT_RUN}: see above</p>")
             continue
-        body += [*_matrix(scenario), *_checks(scenario), *_host(scenario), *_jobs(scenario)]
+        body += [*_matrix(scenario), *_depth(report, name), *_checks(scenario), *_host(scenario), *_jobs(scenario)]
         body += [f"<p><i>{_e(said)}</i></p>" for said in view.not_tried(scenario)]
         body += [*_not_denied(scenario), *_errors(scenario), *_all_results(scenario)]
     head = f'<meta charset="utf-8"><title>{_e(title)}</title><style>{CSS}</style>'
@@ -72,6 +73,11 @@ def _comparison(report: Report) -> list[str]:
         return []
     rows = view.comparison_rows(report, shown=None)
     return [f"<h2>{_e(head)}</h2>", *([_table(view.CHANGE_COLUMNS, rows)] if rows else [])]
+
+
+def _depth(report: Report, name: str) -> list[str]:
+    header, rows = view.depth_grid(report, name)
+    return ["<h3>Each layer alone</h3>", _table(header, rows)] if rows else []
 
 
 def _e(text: object) -> str:

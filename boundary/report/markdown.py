@@ -30,6 +30,7 @@ def to_markdown(report: Report) -> str:
     mark = "✅" if passed(report) else "❌"
     lines = [f"## {mark} boundary: {_md(view.verdict_line(report))}", "", _header(report), ""]
     lines += _comparison(report)
+    lines += [line for said in view.depth_lines(report) for line in (f"**{_md(said)}**", "")]
     lines += [line for said in view.not_started_lines(report) for line in (f"**{_md(said)}**", "")]
     lines += [line for said in view.verb_write_lines(report) for line in (_md(said), "")]
     agents, rows = view.side_by_side(report)
@@ -40,6 +41,9 @@ def to_markdown(report: Report) -> str:
             lines += [f"### {name}: {_md(scenario.get('title', ''))}", "", f"{view.DID_NOT_RUN}: see above", ""]
             continue
         lines += [f"### {name}: {_md(scenario.get('title', ''))}", "", *_matrix(scenario), ""]
+        header, rows = view.depth_grid(report, name)
+        if rows:
+            lines += ["*Each layer alone:*", "", _row(header), "|---" * len(header) + "|", *map(_row, rows), ""]
         lines += [line for said in view.not_tried(scenario) for line in (f"*{_md(said)}*", "")]
         lines += [_offered(scenario), *_layers(scenario), *_host(scenario), "", *_jobs(scenario)]
         lines += _not_denied(scenario) + _errors(scenario) + [""]

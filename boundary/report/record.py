@@ -90,6 +90,7 @@ class RunRecord:
     errors: list[str] = field(default_factory=list)  # what stopped the whole run (e.g. the preflight)
     denials: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # agent -> its claimed layers' texts
     comparison: dict[str, Any] | None = None  # against a base report (`--against`: report/compare.py)
+    layer_alone: str | None = None  # the one claimed layer left on (`--layer-alone`); None: all of them
     preflight_passed: bool = False  # this process's (or its xdist controller's) preflight; not reported
 
     def add(self, scenario: ScenarioRecord) -> None:
@@ -119,6 +120,7 @@ class RunRecord:
                 "duration_s": round(time.time() - self.started, 3),
                 "planned_scenarios": self.planned,
                 "denials": self.denials,
+                **({"layer_alone": self.layer_alone} if self.layer_alone else {}),
                 "errors": self.errors,
             },
             "scenarios": {**ordered, **self.scenarios},

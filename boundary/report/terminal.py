@@ -28,6 +28,7 @@ from boundary.report.view import (
     cell_text,
     comparison_head,
     comparison_rows,
+    depth_lines,
     matrix,
     not_started_lines,
     not_tried,
@@ -51,6 +52,8 @@ def summary_lines(report: Report) -> list[str]:
     versions = ", ".join(f"{k} {v}" for k, v in (run.get("versions") or {}).items())
     pairs = ", ".join(f"{agent} × {sandbox}" for agent, sandbox in (run.get("agents") or {}).items())
     lines = [f"runner {run.get('runner')}: {pairs} ({versions})", *_comparison_lines(report)]
+    depth = depth_lines(report)
+    lines += [*depth, "(each cell with each layer alone: the markdown and HTML reports)", ""] if depth else []
     lines += not_started_lines(report)
     lines += verb_write_lines(report)
     lines += side_by_side_lines(report)

@@ -8,6 +8,7 @@ host fails the check in seconds, in its own words.
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -67,6 +68,7 @@ def check_runner(
         warnings = findings(runner, jobs, directory / "state", SECRET)
         for warning in warnings:
             say(f"warn {warning}")
+        warnings += _layer_switches(runner, jobs[0], say)
         for job in jobs:
             with writes.of("remove-job"):
                 runner.remove_job(job)
@@ -112,6 +114,44 @@ def _host(directory: Path, say: Callable[[str], None], needed: bool) -> Iterator
         yield host
     finally:
         host.stop()
+
+
+def _layer_switches(runner: CommandRunner, job: Job, say: Callable[[str], None]) -> list[str]:
+    """Each claimed layer's `layer_off` (what `--layers each` turns off): a job created with it must differ from one
+    without it, in what it starts or in a file it was given, or the switch turns nothing off."""
+    stuck = ", ".join(runner.cannot_turn_off())
+    if stuck:  # not wrong: only `--layers each` needs them
+        say(f"   no layer_off for: {stuck} (`--layers each` cannot run the other layers alone)")
+    said = []
+    for layer in runner.description.layer_off:
+        runner.turn_off(frozenset({layer}))
+        try:
+            off = runner.create_job(f"check-{re.sub(r'[^a-z0-9]+', '-', layer.lower()).strip('-')}-off", MODEL_URL)
+        finally:
+            runner.turn_off(frozenset())
+        same = _launch(off, job.name, off.name) == _launch(job, job.name, off.name)
+        runner.remove_job(off)
+        if same:
+            said.append(f"layer {layer}: its layer_off changes nothing create-job starts or writes: is it honoured?")
+        else:
+            say(f"ok layer_off {layer}: the job differs with it off")
+    for line in said:
+        say(f"warn {line}")
+    return said
+
+
+def _launch(job: Job, *names: str) -> tuple[str, str, dict[str, bytes]]:
+    """What a job starts, and the files it was given (its own name written the same), to compare two jobs by."""
+
+    def same_name(text: str) -> str:
+        return text.replace(names[1], names[0])
+
+    files = {}
+    for root in {job.paths.runner_dir, job.data_dir, *job.files}:
+        for path in [root] if root.is_file() else sorted(root.rglob("*")) if root.is_dir() else []:
+            if path.is_file():
+                files[same_name(str(path))] = path.read_bytes().replace(names[1].encode(), names[0].encode())
+    return same_name(" ".join(job.argv)), same_name(repr(sorted(job.env.items()))), files
 
 
 def _check_secret_kept(credentials: list[Path]) -> None:

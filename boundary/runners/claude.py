@@ -27,6 +27,7 @@ class ClaudeRunner(ReferenceRunner):
 
     agent: ClaudeCode = ClaudeCode()
     default_sandbox: ClassVar[str] = "claude"
+    switches: ClassVar[frozenset[str]] = frozenset({"agent permission", "OS sandbox"})
 
     def configure_job(self, paths: JobPaths, model_url: str) -> Job:
         self.agent.config_dir(paths).mkdir(parents=True, exist_ok=True)
@@ -73,6 +74,8 @@ class ClaudeRunner(ReferenceRunner):
         Claude Code also hands these rules to its sandbox (a Read rule denies reading, an Edit rule writing),
         so they must not cover the job's own TMPDIR: its shell keeps its working directory there.
         """
+        if "agent permission" in self.off:
+            return []
         state = self._layout().state
         places = [state / "accounts", state / "runner", paths.checkout.parent / "*.data"]
         places += self.other_checkouts(paths)

@@ -75,9 +75,20 @@ class CommandRunner:
         self.denials = dict(description.denials)
         self.network_watch = description.network_watch  # "packets": its jobs cannot run under ptrace
         self.enter: tuple[str, ...] = ()  # where its verbs run: this machine, or the host its jobs run on
+        self.off_env: dict[str, str] = {}  # what turns its layers off, where some are (`--layers each`)
 
     def run_verbs_in(self, enter: tuple[str, ...]) -> None:
         self.enter = enter
+
+    def cannot_turn_off(self) -> dict[str, str]:
+        return {
+            layer: "its `describe` gives no `layer_off` for it"
+            for layer in self.denials
+            if layer not in self.description.layer_off
+        }
+
+    def turn_off(self, layers: frozenset[str]) -> None:
+        self.off_env = {name: value for layer in layers for name, value in self.description.layer_off[layer].items()}
 
     # -- the contract ---------------------------------------------------------------
     def setup(self, state: Path, repository: Path, secret: str) -> None:
@@ -112,7 +123,7 @@ class CommandRunner:
 
     # -- calls ------------------------------------------------------------------------
     def _call(self, verb: str, *args: str, extra: dict[str, str] | None = None) -> str:
-        env = call_env(self.sandbox_override, self.state) | (extra or {})
+        env = call_env(self.sandbox_override, self.state) | self.off_env | (extra or {})
         env |= {"BOUNDARY_DISPOSABLE_HOST": "1"} if self.enter else {}  # what it writes there is thrown away
         return call(self.argv, verb, args, env, self.enter)
 

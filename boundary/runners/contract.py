@@ -93,3 +93,14 @@ class VerbsOnHost(Protocol):
 
     def run_verbs_in(self, enter: tuple[str, ...]) -> None:
         """From now on, run each verb through `enter` (a command prefix that runs its argv inside the host)."""
+
+
+@runtime_checkable
+class LayersOff(Protocol):
+    """A runner that can turn each of its claimed layers off, to run with one layer alone (`--layers each`)."""
+
+    def cannot_turn_off(self) -> dict[str, str]:
+        """Each claimed layer it cannot turn off, and why."""
+
+    def turn_off(self, layers: frozenset[str]) -> None:
+        """From now on, create jobs with these claimed layers off."""

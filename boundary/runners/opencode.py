@@ -11,6 +11,7 @@ from boundary.agents.opencode import (
     FORBIDDEN_TOOLS,
     GUARD_PLUGIN,
     NO_PROJECT_CONFIG,
+    PERMISSIVE,
     OpenCode,
 )
 from boundary.layout import JobPaths
@@ -27,6 +28,7 @@ class OpencodeRunner(ReferenceRunner):
     agent: OpenCode = OpenCode()
     default_sandbox: ClassVar[str] = "srt"
     runner_denials: ClassVar[dict[str, tuple[str, ...]]] = {"runner plugin": (GUARD_DENIAL,), "OS sandbox": OS_DENIALS}
+    switches: ClassVar[frozenset[str]] = frozenset({"agent permission", "runner plugin", "OS sandbox"})
 
     def configure_job(self, paths: JobPaths, model_url: str) -> Job:
         config_dir = self.agent.seed_config_dir(paths)
@@ -47,6 +49,8 @@ class OpencodeRunner(ReferenceRunner):
     def permission(self, paths: JobPaths) -> dict[str, Any]:
         """Agent rules: no directory outside the checkout but the job's own data."""
         removed = {pattern: "deny" for pattern in self.removed_tools()}
+        if "agent permission" in self.off:  # the tools it takes away stay away: a tool set, not a layer
+            return {**PERMISSIVE, **removed}
         return {"external_directory": {"*": "deny", f"{paths.data}/*": "allow"}, **removed}
 
     def removed_tools(self) -> tuple[str, ...]:
@@ -55,7 +59,9 @@ class OpencodeRunner(ReferenceRunner):
 
     def plugins(self, paths: JobPaths) -> list[Any]:
         """The guard: file tools read only the job's roots, write only its checkout (never what configures
-        the agent or git), and forbidden tools are removed."""
+        the agent or git), and forbidden tools are removed. None where the plugin layer is turned off."""
+        if "runner plugin" in self.off:
+            return []
         options = {
             "roots": [str(paths.checkout), str(paths.data)],
             "writeRoots": [str(paths.checkout)],

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os.path
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,8 @@ class Description:
     expected_tools: frozenset[str]
     forbidden_tools: tuple[str, ...]
     network_watch: str = "trace"  # how boundary watches jobs' network: "trace" (strace -f) or "packets"
+    # layer -> the environment every verb gets to turn that layer off (`boundary run --layers each`)
+    layer_off: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 NETWORK_WATCHES = ("trace", "packets")
@@ -142,7 +144,32 @@ def read_describe(stdout: str) -> Description:
         expected_tools=frozenset(_tools(fields, "expected_tools", agent)),
         forbidden_tools=_tools(fields, "forbidden_tools", agent),
         network_watch=_network_watch(fields),
+        layer_off=_layer_off(fields),
     )
+
+
+def _layer_off(fields: Fields) -> dict[str, dict[str, str]]:
+    """How each claimed layer is turned off: the environment variables the runner's verbs then get."""
+    raw = fields.get("layer_off", dict, {})
+    claimed = fields.get("denials", dict)
+    off: dict[str, dict[str, str]] = {}
+    for layer, env in raw.items():
+        if layer not in claimed:
+            raise fields.error(
+                f"layer {layer!r} is not one the runner claims in `denials` ({', '.join(claimed)})", "layer_off"
+            )
+        if (
+            not isinstance(env, dict)
+            or not env
+            or not all(isinstance(k, str) and k and isinstance(v, str) for k, v in env.items())
+        ):
+            raise fields.error(
+                f"layer {layer!r}: expected a non-empty object of environment variables (name: "
+                f"value), got {env!r:.120}",
+                "layer_off",
+            )
+        off[layer] = dict(env)
+    return off
 
 
 def _network_watch(fields: Fields) -> str:

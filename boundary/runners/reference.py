@@ -44,6 +44,7 @@ class ReferenceRunner(ABC):
     # The runner's own refusals by layer; in a layer the agent's `denials` name too, the runner's come first.
     runner_denials: ClassVar[dict[str, tuple[str, ...]]] = {"OS sandbox": OS_DENIALS}
     launcher: ClassVar[str] = LAUNCHER  # a format string: readonly, checkout, hidden
+    switches: ClassVar[frozenset[str]] = frozenset({"OS sandbox"})  # the layers it can turn off (`turn_off`)
 
     def __init__(self, sandbox: str | None = None) -> None:
         self.sandbox: Sandbox = get_sandbox(sandbox or self.default_sandbox)
@@ -52,6 +53,19 @@ class ReferenceRunner(ABC):
             self.denials[layer] = (*texts, *self.denials.get(layer, ()))
         self.layout: RunnerLayout | None = None
         self.repository: Path | None = None
+        self.off: frozenset[str] = frozenset()  # its layers turned off (`--layers each`)
+
+    def cannot_turn_off(self) -> dict[str, str]:
+        return {
+            layer: f"no switch for it in {type(self).__name__}" for layer in self.denials if layer not in self.switches
+        }
+
+    def turn_off(self, layers: frozenset[str]) -> None:
+        """The OS sandbox off is the passthrough sandbox (the agent's own sandbox off); a subclass reads `off` for
+        the others."""
+        self.off = layers
+        if "OS sandbox" in layers:
+            self.sandbox = get_sandbox("passthrough")
 
     @property
     def hidden_paths(self) -> tuple[str, ...]:

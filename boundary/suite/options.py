@@ -55,6 +55,12 @@ def add_options(parser: pytest.Parser) -> None:
         "moved, first in every rendering; no report there is said in one line, and nothing is compared",
     )
     group.addoption(
+        "--layer-alone",
+        metavar="LAYER",
+        help="run with this claimed layer alone: every other layer of each runner turned off (its `layer_off`); "
+        "runners that do not claim it are left out. What `boundary run --layers each` runs once per layer",
+    )
+    group.addoption(
         "--fail-on",
         choices=FAIL_ON,
         help="with --against: fail the run on any change weaker than the base (default: a warning only)",

@@ -6,6 +6,7 @@ runs never see it. Its options are in options.py; the preflight and the work dir
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import json
@@ -13,7 +14,7 @@ import os
 import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -24,7 +25,7 @@ from boundary.report.renderings import suite_renderings, write_each
 from boundary.report.terminal import summary_lines
 from boundary.runners import AGENTS
 from boundary.runners.command import CommandRunner
-from boundary.runners.contract import Runner
+from boundary.runners.contract import LayersOff, Runner
 from boundary.runners.protocol import ProtocolError
 from boundary.scenarios import get_scenario, registry
 from boundary.scenarios.runs import ScenarioRuns, Unit
@@ -104,6 +105,35 @@ def load_command_runner(command: str, sandbox: str | None, agents: str | None) -
     return lambda: CommandRunner(command, sandbox)
 
 
+def with_layer_alone(factories: list[Callable[[], Runner]], layer: str) -> list[Callable[[], Runner]]:
+    """The factories of the runners that claim `layer`, each making runners with every other claimed layer off; a
+    runner that cannot turn one off stops the run, saying which and why."""
+    kept: list[Callable[[], Runner]] = []
+    for make_runner in factories:
+        runner = make_runner()
+        if layer not in runner.denials:
+            continue  # its agent's jobs have no such layer: nothing of it to run alone
+        others = frozenset(runner.denials) - {layer}
+        cannot = runner.cannot_turn_off() if isinstance(runner, LayersOff) else dict.fromkeys(others, "no switches")
+        stuck = {other: why for other, why in cannot.items() if other in others}
+        if stuck:
+            said = "; ".join(f"{other}: {why}" for other, why in stuck.items())
+            raise pytest.UsageError(
+                f"--layer-alone {layer}: runner {runner.name} ({runner.agent.name}) cannot turn off {said}. Fix: "
+                "give each claimed layer a `layer_off` in its describe (docs/runner-protocol.md#describe)"
+            )
+        kept.append(functools.partial(_turned_off, make_runner, others))
+    if not kept:
+        raise pytest.UsageError(f"--layer-alone {layer}: no runner of this run claims a layer {layer!r}")
+    return kept
+
+
+def _turned_off(make_runner: Callable[[], Runner], layers: frozenset[str]) -> Runner:
+    runner = make_runner()
+    cast(LayersOff, runner).turn_off(layers)
+    return runner
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "live: runs real agent jobs (needs the pinned tools)")
@@ -116,6 +146,9 @@ def pytest_configure(config: pytest.Config) -> None:
     _host_variant(config.getoption("--host-etc"), config.getoption("--host-ipv6"), config.getoption("--host"))
     options = ("--runner", "--sandbox", "--agent", "--runner-cmd")
     factories = load_runners(*(config.getoption(option) for option in options))
+    alone = config.getoption("--layer-alone")
+    if alone:
+        factories = with_layer_alone(factories, alone)
     names = config.getoption("--scenario") or [name for name, kind in registry().items() if kind.in_default_run]
     try:
         scenarios = [get_scenario(name) for name in dict.fromkeys(names)]
@@ -128,7 +161,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if problem:
         raise pytest.UsageError(problem)
     agents = {runner.agent.name: runner.sandbox.name for runner in runners}
-    record = RunRecord(runners[0].name, agents, planned=[unit.key for unit in units])
+    record = RunRecord(runners[0].name, agents, planned=[unit.key for unit in units], layer_alone=alone)
     record.denials = {runner.agent.name: {k: list(v) for k, v in runner.denials.items()} for runner in runners}
     workerinput = getattr(config, "workerinput", {})
     record.preflight_passed = bool(workerinput.get(PREFLIGHT_PASSED))

@@ -326,6 +326,12 @@ export class OpencodeRunner {
       },
       expected_tools: EXPECTED_TOOLS,
       forbidden_tools: FORBIDDEN_TOOLS,
+      // How `boundary run --layers each` turns each layer off, to see which holds each cell alone.
+      layer_off: {
+        "agent permission": { RUNNER_PERMISSIONS: "off" },
+        "runner plugin": { RUNNER_GUARD: "off" },
+        "OS sandbox": { BOUNDARY_SANDBOX: "passthrough" },
+      },
     }
   }
 
@@ -499,7 +505,7 @@ export class OpencodeRunner {
       // No undo in a headless job: without this, each step runs some twenty git commands to snapshot the tree.
       snapshot: false,
       permission: this.permission(paths),
-      plugin: [[pathToFileURL(guard).href, this.guardOptions(paths)]],
+      plugin: this.env.RUNNER_GUARD === "off" ? [] : [[pathToFileURL(guard).href, this.guardOptions(paths)]],
       // Removed three times over: not offered (here), denied (permission), refused (guard).
       tools: Object.fromEntries(this.removedTools().map((pattern) => [pattern, false])),
     }
@@ -508,6 +514,7 @@ export class OpencodeRunner {
   // Agent rules: no directory outside the checkout but the job's own data; opencode's server tools denied.
   permission(paths) {
     const removed = Object.fromEntries(this.removedTools().map((pattern) => [pattern, "deny"]))
+    if (this.env.RUNNER_PERMISSIONS === "off") return { external_directory: "allow", ...removed }
     return { external_directory: { "*": "deny", [`${paths.data}/*`]: "allow" }, ...removed }
   }
 
