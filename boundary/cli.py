@@ -286,7 +286,11 @@ def run_layers_each(options: list[str]) -> int:
     alone: dict[str, Report | str] = {}
     for layer in layers:
         name = f"layer-{re.sub(r'[^a-z0-9]+', '-', layer.lower()).strip('-')}"
-        print(f"[boundary] --layers each: the run again with {layer} alone (reports/{name}.*)", flush=True)
+        print(
+            f"[boundary] --layers each: the run again with {layer} alone (reports/{name}.*); what it lets through "
+            "fails there as expected, and is reported beside the full run's cells",
+            flush=True,
+        )
         code = run_suite([*options, "--layer-alone", layer], name)
         path = REPORTS / f"{name}.json"
         alone[layer] = load(path) if path.exists() else f"its run wrote no report (exit {code}): see its output above"
