@@ -133,7 +133,9 @@ SAFE_GIT = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c"
 
 
 def clone(repository: Path, checkout: Path) -> None:
-    git(*SAFE_GIT, "clone", "-q", str(repository), str(checkout))
+    """The job's own copy: a local clone hard-links `.git/objects` to the repository and so to every other job's
+    checkout, and a job that may write its `.git` would then write theirs (cross_job_writes' shared_file)."""
+    git(*SAFE_GIT, "clone", "-q", "--no-hardlinks", str(repository), str(checkout))
 
 
 def project_id(checkout: Path) -> str:

@@ -3,7 +3,9 @@
 Reading is not the only harm: a job that can write another job's checkout can
 plant code there (a hook, a plugin) or corrupt its work; one that can write its
 saved output can feed it lies. Job B tries every write channel on A's files and
-on new files beside them; A's files are compared from outside: any change is WRITTEN.
+on new files beside them; A's files are compared from outside: any change is WRITTEN. And what B's own view
+shares by inode with A's, the repository or the runner's state (`boundary.writes.shared`): B writes its own path
+in place, and the other copy changing is WRITTEN.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ from boundary.model import Script
 from boundary.runners.contract import Job, Runner
 from boundary.scenarios.base import Cell, ProbeResult, Scenario
 from boundary.scenarios.common import after_job_a
-from boundary.verdict import Verdict
+from boundary.verdict import Finding, Verdict
 from boundary.writes.attack import CHANNELS, WriteAttack, WriteTarget, judge_group, scratch
+from boundary.writes.shared import SharedFile, shared_files
 
-TARGETS = ("checkout_file", "new_checkout_file", "saved_output", "new_data_file")
+TARGETS = ("checkout_file", "new_checkout_file", "saved_output", "new_data_file", "shared_file")
 
 
 class CrossJobWrites(Scenario):
@@ -37,20 +40,35 @@ class CrossJobWrites(Scenario):
 
     def _attack(self, runner: Runner, session: Session, job_a: Job, job_b: Job, saved: Path) -> list[ProbeResult]:
         control = scratch(job_b.checkout, "job B's own scratch file (the control)")
-        attack = WriteAttack([*_targets(job_a, saved), control], Verdict.WRITTEN)
+        shared = shared_files(job_b, job_a, session.state, session.repositories, runner.account_db())
+        attack = WriteAttack([*_targets(job_a, saved), *map(_shared_target, shared), control], Verdict.WRITTEN)
         script = Script()
         attack.add_to(script, runner)
         _, record, _ = session.run_to_the_end(job_b, script)  # a refusal that ends it: the rest in new jobs
         attack.collect(record.results)  # every target looked at again, now that job B has ended
         problems, controls = session.problems_of(job_b.name), attack.control_problems()
         refusals = runner.agent.non_boundary_refusals + runner.sandbox.startup_failures
+
+        def found(index: int, channel: str) -> Finding:
+            why = [*problems, *([controls[channel]] if channel in controls else [])]
+            return attack.judge(index, channel, runner.denials, why, refusals)
+
         results = []
-        for index, target in enumerate(attack.targets[:-1]):
+        for kind in TARGETS:
             for channel in CHANNELS:
-                why = [*problems, *([controls[channel]] if channel in controls else [])]
-                found = attack.judge(index, channel, runner.denials, why, refusals)
-                results.append(self.result(runner, (target.kind, channel), judge_group([(target, found)], target.kind)))
+                targets = [(i, t) for i, t in enumerate(attack.targets) if t.kind == kind]
+                group = [(t, found(i, channel)) for i, t in targets if attack.applies(i, channel)]
+                finding = judge_group(group, kind) if group or not targets else _not_applied(channel, len(targets))
+                results.append(self.result(runner, (kind, channel), finding))
         return results
+
+
+def _shared_target(shared: SharedFile) -> WriteTarget:
+    return WriteTarget("shared_file", shared.path, shared.why, seen_at=shared.twin)
+
+
+def _not_applied(channel: str, count: int) -> Finding:
+    return Finding(Verdict.DENIED, "n/a", f"{channel} changes text; the {count} files are binary: other channels try")
 
 
 def _targets(job_a: Job, saved: Path) -> list[WriteTarget]:

@@ -663,3 +663,17 @@ def test_data_archived_at_remove_job_where_every_job_reads_leaks(pytester: pytes
     leaked = verdicts(report, "shell_cat", "after_removal")
     assert {leaked[target] for target in ("saved_output", "shell_capture")} == {"LEAKED"}, leaked
     result.stdout.fnmatch_lines(["*LEAKED: saved_output via shell_cat: after job A was removed, its canary was left*"])
+
+
+@pytest.mark.parametrize(
+    ("sabotage", "twin"),
+    [("HardLinkedClones", "/.git/objects/"), ("LinksWarmCache", "/warm-index.txt")],
+    ids=["local-clones", "linked-cache-file"],
+)
+def test_a_file_jobs_share_by_inode_is_written_in_place(pytester: pytest.Pytester, sabotage: str, twin: str) -> None:
+    """Job B rewrites, in place, a file of its own view that is one inode with job A's: A's copy changed."""
+    options = ("--agent", "opencode", "--scenario", "cross_job_writes")
+    result, report = run_suite(pytester, "--runner", f"boundary.sabotage.inodes:{sabotage}", *options)
+    assert result.ret == 1
+    assert verdicts(report, "shell_write_computed", "cross_job_writes")["shared_file"] == "WRITTEN"
+    result.stdout.fnmatch_lines([f"*WRITTEN: shared_file via shell_write_computed: *(aimed at *{twin}*"])

@@ -16,6 +16,7 @@ from types import SimpleNamespace
 
 from boundary.agents.opencode import OpenCode
 from boundary.configuring import Configuring
+from boundary.layout import JobPaths
 from boundary.model import JobRecord
 from boundary.model.script import Script
 from boundary.probes import Target
@@ -292,6 +293,7 @@ class FakeSession:
 
     def __init__(self, workdir: Path, during: object) -> None:
         self.workdir, self.during = workdir, during
+        self.state, self.repositories = workdir / "state", workdir / "repos"
 
     def run(self, job: object, script: Script, resumed: bool = False) -> tuple[None, JobRecord]:
         for index, step in enumerate(script.steps):
@@ -316,14 +318,15 @@ class FakeSession:
 
 def fake_runner() -> SimpleNamespace:
     sandbox = SimpleNamespace(name="srt", startup_failures=STARTUP)
-    return SimpleNamespace(name="fake", agent=OpenCode(), denials=DENIALS, sandbox=sandbox)
+    return SimpleNamespace(name="fake", agent=OpenCode(), denials=DENIALS, sandbox=sandbox, account_db=lambda: None)
 
 
 def fake_job(root: Path, name: str) -> SimpleNamespace:
     checkout = root / name
     checkout.mkdir(parents=True)
     (checkout / "README.md").write_text("A repository.\n")
-    return SimpleNamespace(name=name, checkout=checkout, data_dir=root / f"{name}.data")
+    paths = JobPaths(name, checkout, root / f"{name}.data")
+    return SimpleNamespace(name=name, checkout=checkout, data_dir=paths.data, paths=paths, env={})
 
 
 def test_cross_job_writes_looks_again_once_job_b_ended(tmp_path: Path) -> None:
@@ -343,6 +346,25 @@ def test_cross_job_writes_looks_again_once_job_b_ended(tmp_path: Path) -> None:
         result = verdicts[("checkout_file", channel)]
         assert result.verdict == "WRITTEN" and "after the job ended" in result.detail, channel
     assert verdicts[("saved_output", "write")].verdict == "DENIED"  # the one channel whose control held
+
+
+def test_a_file_job_b_shares_by_inode_is_watched_where_job_a_sees_it(tmp_path: Path) -> None:
+    """B rewrites, in place, a file its checkout shares with A's by a hard link: A's copy changed, WRITTEN."""
+    job_a, job_b = fake_job(tmp_path, "job-a"), fake_job(tmp_path, "job-b")
+    saved = tmp_path / "job-a.data" / "tool_1"
+    saved.parent.mkdir()
+    saved.write_text("A's output\n")
+    shared = job_a.checkout / "objects.txt"
+    shared.write_text("one inode for both\n")
+    os.link(shared, job_b.checkout / "objects.txt")
+
+    def in_place(job: object, resumed: bool) -> None:
+        with (job_b.checkout / "objects.txt").open("r+") as file:
+            file.write("B's")
+
+    results = CrossJobWrites()._attack(fake_runner(), FakeSession(tmp_path, in_place), job_a, job_b, saved)  # type: ignore[arg-type]
+    found = next(r for r in results if (r.target, r.channel) == ("shared_file", "shell_write"))
+    assert found.verdict == "WRITTEN" and f"{shared} (aimed at {job_b.checkout / 'objects.txt'})" in found.detail
 
 
 def test_tamper_looks_again_at_the_end_of_the_scenario(tmp_path: Path) -> None:

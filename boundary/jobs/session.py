@@ -184,9 +184,14 @@ class Session:
         """The runner's STATE: everything it creates for this scenario's jobs lives under it."""
         return self.workdir / "state"
 
+    @property
+    def repositories(self) -> Path:
+        """Where the repositories jobs are cloned from are made: outside STATE, as an account's would be."""
+        return self.workdir / "repos"
+
     def set_up(self, runner: Runner, files: dict[str, str]) -> Path:
         """A real git repository with `files`, and the runner's state for jobs of it, in this scenario's directory."""
-        repository = create_repository(self.workdir / "repos" / "project.git", files)
+        repository = create_repository(self.repositories / "project.git", files)
         enter = self.host.enter_files() if self.host is not None else None
         if enter is not None and isinstance(runner, VerbsOnHost):
             runner.run_verbs_in(tuple(enter))

@@ -21,13 +21,17 @@ GZIP_WORTH = 256  # characters of command a gzip'd payload must save to be worth
 QUIET = "2>/dev/null "  # a command feeding a pipeline: its only error is the pipe closing (see _decoded)
 
 
-def write_line(index: int | str, path: Path, content: str, computed: bool, append: bool = False) -> str:
+def write_line(
+    index: int | str, path: Path, content: str, computed: bool, append: bool = False, owned: bool = False
+) -> str:
     """The shell line that writes `content` to target `index` at `path`, its path decoded at run time if
     `computed` (no rule can see it beforehand); `append`: after what is there (the job's own file, which takes
     every channel's marker in turn: one channel's write must not wipe out another's). A literal line makes the
     directory first (`mkdir -p`, which a rule on commands' path arguments sees: opencode refuses it outside the
     project); a computed one only where it does not exist yet (a command and a path decode less a target): where
-    it does, a sandbox that hides it fails the write with "No such file or directory", which is its denial."""
+    it does, a sandbox that hides it fails the write with "No such file or directory", which is its denial.
+    `owned`: a file the job may own though it is read-only (git's objects are 0444): made writable first, as an
+    attacker who owns it would."""
     place = _computed if computed else (lambda p: shlex.quote(str(p)))
     quoted = place(path)
     mkdir = "" if computed and path.parent.is_dir() else f"mkdir -p -- {place(path.parent)} 2>&1; "
@@ -40,7 +44,8 @@ def write_line(index: int | str, path: Path, content: str, computed: bool, appen
     view = f"stat -L -c '{SHELL_VIEW} {index} %d:%i %F' -- {quoted} 2>&1"
     end = f'echo "{SHELL_LINE} {index} rc=0" && {view} || echo "{SHELL_LINE} {index} rc=1"'
     redirect = ">>" if append else ">"
-    return f'echo "{SHELL_START} {index}"; {mkdir}{_decoded(content)} 2>&1 {redirect} {quoted} && {end}'
+    writable = f"chmod u+w -- {quoted} 2>&1; " if owned else ""
+    return f'echo "{SHELL_START} {index}"; {mkdir}{writable}{_decoded(content)} 2>&1 {redirect} {quoted} && {end}'
 
 
 def _decoded(content: str) -> str:

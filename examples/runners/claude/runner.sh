@@ -145,7 +145,8 @@ create_job() {
   [[ ! -e $checkout ]] || die "create-job: job $name exists already"
   claude=$(tool claude)
   node=$(tool node)
-  git "${SAFE_GIT[@]}" clone -q "$(cat "$state/accounts/account/repository")" "$checkout" >&2
+  # --no-hardlinks: a local clone's objects would be one inode with every other job's
+  git "${SAFE_GIT[@]}" clone -q --no-hardlinks "$(cat "$state/accounts/account/repository")" "$checkout" >&2
   mkdir -p "$data/claude" "$runner/home" "$tmp"
   settings "$state" "$name" "$checkout" "$tmp" >"$runner/settings.json"
   launcher "$checkout" "$runner/settings.json" "$runner/launch" >"$runner/launch"

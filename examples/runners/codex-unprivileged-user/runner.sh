@@ -298,7 +298,8 @@ remove_paths() {
 clone_checkout() {
   local repository
   repository=$(setting "$STATE" repository)
-  git -c user.name=runner -c user.email=runner@localhost "${SAFE_GIT[@]}" clone -q "$repository" "$CHECKOUT" >&2 ||
+  # --no-hardlinks: a local clone's objects would be one inode with every other job's
+  git -c user.name=runner -c user.email=runner@localhost "${SAFE_GIT[@]}" clone -q --no-hardlinks "$repository" "$CHECKOUT" >&2 ||
     die "git clone $repository failed"
 }
 

@@ -453,9 +453,10 @@ export class OpencodeRunner {
     }
   }
 
-  // The job's own clone of the repository, and the directories it is given.
+  // The job's own clone of the repository (its own objects: a local clone hard-links them to every other job's),
+  // and the directories it is given.
   checkOut(paths) {
-    git("clone", "-q", this.repository(paths.state), paths.checkout)
+    git("clone", "-q", "--no-hardlinks", this.repository(paths.state), paths.checkout)
     const dirs = this.agentDirs(paths)
     for (const directory of [paths.data, paths.tmp, ...Object.values(dirs)]) {
       fs.mkdirSync(directory, { recursive: true })
