@@ -68,7 +68,8 @@ def _shared_target(shared: SharedFile) -> WriteTarget:
 
 
 def _not_applied(channel: str, count: int) -> Finding:
-    return Finding(Verdict.DENIED, "n/a", f"{channel} changes text; the {count} files are binary: other channels try")
+    detail = f"{channel} replaces text; the {count} files hold none (binary or empty): the other channels try"
+    return Finding(Verdict.DENIED, "n/a", detail)
 
 
 def _targets(job_a: Job, saved: Path) -> list[WriteTarget]:

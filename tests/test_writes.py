@@ -219,6 +219,18 @@ def test_binary_target_gets_no_edit(tmp_path: Path) -> None:
     assert all(attack.applies(0, c) for c in CHANNELS if c != "edit")
 
 
+def test_an_empty_file_gets_no_edit_a_new_one_does(tmp_path: Path) -> None:
+    """An edit replaces text the file holds: of an existing empty file (a runner's placeholder, bound read-only
+    over) there is none, and `oldString: ""` is the harness's own malformed call (opencode: "oldString cannot be
+    empty when editing an existing file"). The write channels try it; a new file is still edited into being."""
+    empty, new = tmp_path / "AGENTS.md", tmp_path / "opencode.json"
+    empty.touch()
+    attack = WriteAttack([WriteTarget("project_config", p, "placeholder") for p in (empty, new)], Verdict.TAMPERED)
+    attack.add_to(Script(), RUNNER)
+    assert not attack.applies(0, "edit") and attack.applies(1, "edit")
+    assert all(attack.applies(0, c) for c in CHANNELS if c != "edit")
+
+
 @pytest.fixture
 def no_gzip(monkeypatch: pytest.MonkeyPatch) -> None:
     """Payloads in plain base64, whatever gzip would save: the tests below count characters."""

@@ -80,6 +80,12 @@ class WriteTarget:
         return b"\0" in self.original[:8192]
 
     @property
+    def editable(self) -> bool:
+        """An edit replaces text the file holds, or makes a new file: an existing empty file has no text to replace
+        (an edit of it is the harness's malformed call, which the write channels need not make)."""
+        return self.original is None or (bool(self.original) and not self.binary)
+
+    @property
     def judged_by_marker_only(self) -> bool:
         """A database the agent writes all along (SQLite checkpoints its WAL at any time): a hash proves nothing."""
         return self.volatile or self.binary
@@ -122,7 +128,7 @@ class WriteAttack:
         edits = [
             (i, agent.edit(f"wr-edit-{i}", t.path, text_of(t.original), t.content("edit")))
             for i, t in enumerate(self.targets)
-            if not t.binary
+            if t.editable
         ]
         writes = [(i, agent.write(f"wr-write-{i}", t.path, t.content("write"))) for i, t in enumerate(self.targets)]
         self.calls = {"edit": edits, "write": writes}
