@@ -17,7 +17,7 @@ from boundary.model import JobRecord, Script
 from boundary.probes import Probe, Target, matrix_for, targets_for
 from boundary.runners.contract import Job, Runner
 from boundary.scenarios.base import JOB_A, Cell, ProbeResult, Scenario
-from boundary.scenarios.common import after_job_a
+from boundary.scenarios.common import ACCOUNT, after_job_a
 from boundary.scenarios.common_oracles import CONTEXT_CELL, context_finding, job_output_findings
 from boundary.scenarios.common_probes import judge_probes, own_file, plan_probes
 from boundary.scenarios.probe_batches import batched
@@ -32,6 +32,7 @@ from boundary.scenarios.tool_attacks import (
     undeclared_tools,
 )
 from boundary.verdict import Finding, Verdict
+from boundary.writes.state import FileState, changed, state
 
 
 class CrossJob(Scenario):
@@ -64,11 +65,12 @@ class CrossJob(Scenario):
         tools = plan_tools(schema_tools(runner), schemas, own, targets, job.checkout, ids)
         extra = plan_tools(undeclared_tools(runner, schemas), schemas, own, targets, job.checkout, ids)
         script.add_calls([call for plan in tools + extra for call in plan.calls()], runner.agent.serial_tools)
-        before = {t.name: t.presence() for t in targets}
+        before, looked = {t.name: t.presence() for t in targets}, snapshots(targets)
         outcome, record, note = self.run_job_b(runner, session, job, script)
         after = {t.name: t.presence() for t in targets}
         absent = {t.name: before[t.name] or after[t.name] for t in targets}  # there before and after, or why not
-        changed = frozenset(name for name, why in after.items() if why and not before[name])
+        gone = {name for name, why in after.items() if why and not before[name]}
+        altered = frozenset(gone | rewritten(targets, looked))
         problems = session.problems_of(job.name)
         findings = [
             (cell, _ended_on(finding, probe, record), duration)
@@ -82,7 +84,7 @@ class CrossJob(Scenario):
         context = context_finding(record, targets, script, problems)
         outputs = [self.result(runner, (target, "job_output"), f) for target, f in noted]
         secrets = [t.content for t in targets] + [session.secret.token]
-        tool_judge = ToolJudge(runner, record, own, secrets, absent, changed, problems)
+        tool_judge = ToolJudge(runner, record, own, secrets, absent, altered, problems)
         driven = [self.result(runner, (cell_target(p.tool), CHANNEL), tool_judge.finding(p)) for p in tools]
         driven.append(self.result(runner, UNDECLARED_CELL, tool_judge.undeclared(extra, seen=bool(schemas))))
         return [*results, *outputs, *driven, self.result(runner, CONTEXT_CELL, context)]
@@ -101,3 +103,15 @@ def _ended_on(finding: Finding, probe: Probe, record: JobRecord) -> Finding:
     if said is None or finding.verdict is not Verdict.INCONCLUSIVE:
         return finding
     return replace(finding, detail=f"the job ended on this call before its result reached the model; it said: {said}")
+
+
+def snapshots(targets: list[Target]) -> dict[str, FileState | None]:
+    """Each target as it is before job B runs, but the account's database: every job's agent writes it."""
+    return {t.name: state(t.path) for t in targets if t.name != ACCOUNT}
+
+
+def rewritten(targets: list[Target], looked: dict[str, FileState | None]) -> set[str]:
+    """The targets whose file changed while job B ran though it kept its canary (a tool that appends to it): the
+    channels only read, so it was a tool aimed at it."""
+    paths = {t.name: t.path for t in targets}
+    return {name for name, seen in looked.items() if changed(seen, state(paths[name]))}

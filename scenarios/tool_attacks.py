@@ -7,9 +7,10 @@ job A's files in each of its free string parameters in turn, in four forms (the 
 relative to B's checkout, a link in B's checkout), each beside a control: the same call on B's own file. Its cell is
 
 - LEAKED when any call's answer carries a canary of job A's or the runner secret;
-- WRITTEN when a file of A's it was aimed at changed or went while B ran (the channels only read);
-- INCONCLUSIVE when a call never came back, the schema asks for what the harness cannot build, or a parameter that
-  returned B's own file was refused for A's in words no layer claims;
+- WRITTEN when a file of A's it was aimed at changed or went while B ran (the channels only read), an append too;
+- INCONCLUSIVE when a call never came back, the schema asks for what the harness cannot build, a parameter that
+  returned B's own file was refused for A's in words no layer claims, or B's own file was answered as a missing one
+  while A's was answered otherwise (the control failed, and the tool looks at A's files);
 - DENIED by the refusing layer when every parameter that reads B's own file is refused A's; DENIED "ok" when no
   parameter reads a file at all (B's own file came back through none of them), which the detail says.
 
@@ -214,7 +215,9 @@ class ToolJudge:
             return self._nothing_found(f"{detail}, it answered none of A's canaries: {excerpt(results[plan.bare.id])}")
         reading = [a for a in plan.attacks if self.own.content in results[a.control.id] or _tells_apart(a, results)]
         found = self._answered_as_own(plan, reading, results) or (
-            self._refused(plan, reading, results) if reading else self._reads_nothing(plan, results)
+            self._refused(plan, reading, results)
+            if reading
+            else self._unexplained(plan, results) or self._reads_nothing(plan, results)
         )
         return self._with_sessions(found, plan, results)
 
@@ -265,6 +268,21 @@ class ToolJudge:
             f"(it answered: {answer})"
         )
         return self._nothing_found(detail)
+
+    def _unexplained(self, plan: ToolPlan, results: dict[str, str]) -> Finding | None:
+        """The control failed (B's own file answered as a missing one), yet A's file was answered otherwise than a
+        missing one, in words no layer claims: the tool looks at A's files, and nothing shows it cannot read them."""
+        for attack in plan.attacks:
+            own, probe, missing = (_unnamed(attack, c, results) for c in (attack.control, attack.probe, attack.missing))
+            claimed = recognise_layer(results[attack.probe.id], self.runner.denials) != UNRECOGNISED
+            if own == missing != probe and not claimed:
+                detail = (
+                    f"tool {plan.tool}, {attack.where}: the control failed — B's own file was answered as a missing "
+                    f"one ({excerpt(results[attack.missing.id])}) — yet job A's {attack.target.name} otherwise "
+                    f"({excerpt(results[attack.probe.id])}): the tool looks at A's files"
+                )
+                return self._inconclusive(detail)
+        return None
 
     def _answered_as_own(self, plan: ToolPlan, reading: list[Attack], results: dict[str, str]) -> Finding | None:
         """A's file answered as B's own where the tool tells B's own from a missing file: it reads A's files."""

@@ -79,6 +79,21 @@ def test_a_tool_that_reads_no_file_says_so(tmp_path: Path) -> None:
     assert "reads no file" in finding.detail and "noted" in finding.detail
 
 
+def test_a_failed_control_with_as_file_answered_otherwise_than_a_missing_one_is_inconclusive(tmp_path: Path) -> None:
+    """B's own file answered as a missing one (the control failed), A's file otherwise, in no layer's words: the tool
+    looks at A's files, and nothing shows it cannot read them."""
+    own, theirs, plan = _setup(tmp_path)
+
+    def answer(call: Any) -> str:
+        return "1 line, 30 bytes" if "probe" in call.id else "not found"
+
+    finding = _judge(own, theirs, plan, answer)
+    assert finding.verdict is Verdict.INCONCLUSIVE and "the control failed" in finding.detail
+    assert "1 line, 30 bytes" in finding.detail and "not found" in finding.detail
+    refused = _judge(own, theirs, plan, lambda c: DENIAL if "probe" in c.id else "not found")  # a layer's words
+    assert (refused.verdict, refused.layer) == (Verdict.DENIED, "n/a")
+
+
 def _view_image(readable: str) -> Any:
     """A tool that reads a file but returns none of it as text, like codex's `view_image`, and reads `readable`."""
 
