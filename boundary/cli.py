@@ -137,12 +137,47 @@ REPORTS = Path("reports")
 REPORT_NAME = "runner-sandbox"
 
 
-def run_suite(options: list[str], name: str = REPORT_NAME) -> int:
-    """The live suite from the package, in this directory: reports into ./reports/NAME.*; `options` go to it."""
-    files = [f"{r.suite_option}={REPORTS}/{name}.{r.suffix}" for r in suite_renderings().values()]
+def run_suite(options: list[str], base: Path | None = None) -> int:
+    """The live suite from the package, in this directory: its reports at `base`.* (by default ./reports/, or beside
+    the JSON report where `--boundary-report` names it, so that its renderings never disagree with it); `options` go
+    to it."""
+    base = base or report_base(options)
+    files = [f"{r.suite_option}={base}.{r.suffix}" for r in suite_renderings().values()]
     defaults = ["-n", "2", *files]
     command = [sys.executable, "-m", "pytest", *pytest_args(Path.cwd()), *defaults, *options]
     return subprocess.run(command).returncode
+
+
+def report_base(options: list[str]) -> Path:
+    """Where a run's reports go, their suffix aside."""
+    json_report = _option_value(options, RENDERINGS["json"].suite_option)
+    return Path(json_report).with_suffix("") if json_report else REPORTS / REPORT_NAME
+
+
+def _without_renderings(options: list[str]) -> list[str]:
+    """`options` less those that name where a rendering goes (and their values)."""
+    named = {r.suite_option for r in suite_renderings().values()}
+    kept: list[str] = []
+    skip = False
+    for word in options:
+        if skip:
+            skip = False
+        elif word in named:
+            skip = True
+        elif word.split("=", 1)[0] not in named:
+            kept.append(word)
+    return kept
+
+
+def _option_value(options: list[str], option: str) -> str | None:
+    """The last value given to `option` (as `OPTION VALUE` or `OPTION=VALUE`), as pytest would take it."""
+    found = None
+    for index, word in enumerate(options):
+        if word == option and index + 1 < len(options):
+            found = options[index + 1]
+        elif word.startswith(f"{option}="):
+            found = word.split("=", 1)[1]
+    return found
 
 
 def _runner_check(args: argparse.Namespace) -> int:
@@ -276,8 +311,8 @@ def run_layers_each(options: list[str]) -> int:
     """`--layers each`: the run, then once per layer its runners claim with every other one off (the reports of
     those in ./reports/layer-*.json); the run's reports then also show which layer holds each cell alone. Its exit
     status is the full run's: a layer alone is expected to let through what only another one stops."""
-    status = run_suite(options)
-    full_path = REPORTS / f"{REPORT_NAME}.json"
+    status, base = run_suite(options), report_base(options)
+    full_path = Path(f"{base}.json")
     if not full_path.exists():
         return status
     full = load(full_path)
@@ -287,15 +322,16 @@ def run_layers_each(options: list[str]) -> int:
     for layer in layers:
         name = f"layer-{re.sub(r'[^a-z0-9]+', '-', layer.lower()).strip('-')}"
         print(
-            f"[boundary] --layers each: the run again with {layer} alone (reports/{name}.*); what it lets through "
-            "fails there as expected, and is reported beside the full run's cells",
+            f"[boundary] --layers each: the run again with {layer} alone ({base.parent / name}.*); what it lets "
+            "through fails there as expected, and is reported beside the full run's cells",
             flush=True,
         )
-        code = run_suite([*options, "--layer-alone", layer], name)
-        path = REPORTS / f"{name}.json"
+        code = run_suite([*_without_renderings(options), "--layer-alone", layer], base.parent / name)
+        path = base.parent / f"{name}.json"
         alone[layer] = load(path) if path.exists() else f"its run wrote no report (exit {code}): see its output above"
     full["depth"] = depth_of(full, alone)
-    write_each(full, {n: REPORTS / f"{REPORT_NAME}.{r.suffix}" for n, r in suite_renderings().items()})
+    renderings = suite_renderings().items()
+    write_each(full, {n: Path(_option_value(options, r.suite_option) or f"{base}.{r.suffix}") for n, r in renderings})
     print("\n".join(["", "boundary: each layer alone", *depth_lines(full), f"RESULT: {verdict_line(full)}"]))
     return status
 
@@ -311,7 +347,14 @@ def _layers_option(options: list[str]) -> tuple[list[str], str | None]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    try:
+        return _main(sys.argv[1:] if argv is None else argv)
+    except BrokenPipeError:  # `boundary … | head`: the reader has gone, which is no error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python's flush at exit writes nowhere
+        return 0
+
+
+def _main(argv: list[str]) -> int:
     if argv[:1] == ["run"]:
         options, layers = _layers_option(argv[1:])
         if layers is None:

@@ -1,0 +1,84 @@
+"""`boundary run`'s reports go together: named with `--boundary-report`, the HTML and Markdown go beside it (they
+never disagree with it); `--layers each` keeps its alone runs off the user's report; and `boundary … | head` ends
+quietly when the reader goes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from boundary import cli
+
+
+@pytest.fixture
+def commands(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    ran: list[list[str]] = []
+
+    def record(command: list[str], **_: Any) -> subprocess.CompletedProcess[str]:
+        ran.append(command)
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(cli.subprocess, "run", record)
+    return ran
+
+
+def _written(command: list[str]) -> dict[str, str]:
+    """Option -> the last value it was given, as pytest takes it."""
+    pairs = [word.split("=", 1) for word in command if word.startswith("--boundary-") and "=" in word]
+    pairs += [[word, command[i + 1]] for i, word in enumerate(command) if word == "--boundary-report"]
+    return dict(pairs)
+
+
+def test_the_renderings_go_beside_a_json_report_named_elsewhere(commands: list[list[str]], tmp_path: Path) -> None:
+    assert cli.run_suite(["--boundary-report", str(tmp_path / "nightly.json")]) == 0
+    written = _written(commands[0])
+    assert written["--boundary-report"] == str(tmp_path / "nightly.json")
+    assert written["--boundary-html"] == str(tmp_path / "nightly.html")
+    assert written["--boundary-markdown"] == str(tmp_path / "nightly.md")
+
+
+def test_by_default_every_rendering_is_under_reports(commands: list[list[str]]) -> None:
+    cli.run_suite(["--agent", "opencode"])
+    assert _written(commands[0])["--boundary-html"] == "reports/runner-sandbox.html"
+
+
+def test_each_layer_alone_writes_its_own_reports_not_the_users(
+    commands: list[list[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    full = tmp_path / "pr.json"
+    monkeypatch.setattr(cli, "load", lambda path: {"run": {"denials": {"opencode": {"OS sandbox": ["x"]}}}})
+    monkeypatch.setattr(cli, "run_of", lambda report: report["run"])
+    monkeypatch.setattr(cli, "write_each", lambda report, paths: None)
+    monkeypatch.setattr(cli, "depth_lines", lambda report: [])
+    monkeypatch.setattr(cli, "verdict_line", lambda report: "")
+    full.write_text("{}")
+    cli.run_layers_each([f"--boundary-report={full}"])
+    alone = _written(commands[1])
+    assert alone["--boundary-report"] == str(tmp_path / "layer-os-sandbox.json"), commands[1]
+    assert str(full) not in " ".join(commands[1])
+
+
+BIG_OUTPUT = """
+import argparse, sys
+from boundary import cli
+def big(args):
+    for _ in range(100000):
+        print("x" * 100)
+    return 0
+parser = argparse.ArgumentParser()
+parser.set_defaults(func=big)
+cli.parser = lambda: parser
+sys.exit(cli.main([]))
+"""
+
+
+def test_a_reader_that_goes_away_ends_the_output_quietly(tmp_path: Path) -> None:
+    script = tmp_path / "big.py"
+    script.write_text(BIG_OUTPUT)
+    ran = subprocess.run(["bash", "-c", f"{sys.executable} {script} | head -1"], capture_output=True, text=True)
+    assert ran.stdout == "x" * 100 + "\n"
+    assert "Traceback" not in ran.stderr and "BrokenPipe" not in ran.stderr, ran.stderr
