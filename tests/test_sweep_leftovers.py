@@ -11,7 +11,7 @@ import pytest
 
 from boundary.scenarios.sweep import leftovers
 from boundary.scenarios.sweep.discover import APPENDED_TO, FOUND, new_discovery
-from boundary.scenarios.sweep.places import APPENDED, SAID, Place, places_of
+from boundary.scenarios.sweep.places import APPENDED, SAID, TOOL, Place, places_of, tool_places
 
 
 class _Job:
@@ -120,3 +120,27 @@ def test_a_forged_ledger_removes_nothing_it_did_not_plant(host: Path) -> None:
     (leftovers.LEDGERS / f"{_dead_pid()}-forged.json").write_text(json.dumps(forged))
     leftovers.remove(lambda line: None)
     assert victim.read_text() == "root:x:0:0\n"
+
+
+def test_a_dead_runs_write_tool_canaries_go_too(host: Path) -> None:
+    """A's write tool planted at paths the harness named (the real /tmp): the ledger names them, by digest."""
+    checkout = host.parent / "work" / "job-a"
+    checkout.mkdir(parents=True)
+    places = places_of(_Job(checkout))  # type: ignore[arg-type]
+    by_tool = [p for p in tool_places(places, {}) if p.name == "tmp"]
+    ledger = leftovers.record(host, [(checkout / "said", places, new_discovery())], by_tool)
+    ledger.rename(ledger.with_name(f"{_dead_pid()}-{ledger.name.split('-', 1)[1]}"))
+    planted = host / "tmp" / by_tool[0].file
+    planted.write_text(by_tool[0].token + "\n")
+    leftovers.remove(lambda _: None)
+    assert not planted.exists()
+
+
+def test_the_write_tool_plants_in_each_host_wide_place_the_environment_names() -> None:
+    places = places_of(_Job(Path("/work/job-a")))  # type: ignore[arg-type]
+    by_tool = {p.name: p for p in tool_places(places, {"TMPDIR": "/state/tmp/a", "HOME": "/state/home/a"})}
+    assert by_tool["tmp"].path is not None and by_tool["tmp"].path.parent == Path("/tmp")
+    assert by_tool["tmpdir"].directory == "/state/tmp/a" and by_tool["home"].directory == "/state/home/a"
+    assert "checkout_untracked" not in by_tool and "data_home" not in by_tool  # its own checkout; XDG_DATA_HOME unset
+    tokens = [p.token for p in by_tool.values()] + [p.token for p in places]
+    assert len(set(tokens)) == len(tokens) and all(p.how == TOOL for p in by_tool.values())

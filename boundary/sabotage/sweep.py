@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 from pathlib import Path
+from typing import Any
 
 from boundary.layout import JobPaths
 from boundary.runners.opencode import OpencodeRunner
@@ -82,3 +83,23 @@ class SharesGitConfig(OpencodeRunner):
         policy.allow_read.append(self.shared_config())
         policy.allow_write.append(self.shared_config())
         return policy
+
+
+class ToolsWriteTmp(OpencodeRunner):
+    """The opencode reference runner, but the agent's file tools may write the host's `/tmp` (a scratch area its
+    users asked for: the guard's write roots and the permission rules allow it), while the shell's sandbox still
+    keeps the shell out of it. opencode's tools run in the agent's process, outside the shell's sandbox: what job
+    A's write tool leaves in `/tmp`, job B's shell reads."""
+
+    name = "tools-write-tmp"
+
+    def plugins(self, paths: JobPaths) -> list[Any]:
+        plugins = super().plugins(paths)
+        for _, options in plugins:
+            options["writeRoots"] = [*options["writeRoots"], "/tmp"]
+        return plugins
+
+    def permission(self, paths: JobPaths) -> dict[str, Any]:
+        permission = super().permission(paths)
+        allowed = {**permission["external_directory"], "/tmp/*": "allow"}
+        return {**permission, "external_directory": allowed}

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from boundary.runners.contract import Runner
 from boundary.scenarios.base import Cell
 from boundary.scenarios.sweep.discover import DISCOVERED, Discovery, Sides, judge_discovered
-from boundary.scenarios.sweep.places import NAMED_NONE, Place
+from boundary.scenarios.sweep.places import NAMED_NONE, TOOL, Place
 from boundary.scenarios.sweep.search import DIRECT, FILE_CHANNELS, PIDS_HIDDEN, PIDS_UNKNOWN, SWEEP_END
 from boundary.verdict import UNRECOGNISED, Finding, Verdict, recognise_layer
 
@@ -67,7 +67,8 @@ def judge_cell(runner: Runner, cell: Cell, places: list[Place], evidence: Eviden
     if mine:
         where = [line for line in result.splitlines() if any(t in line for t in mine)]
         what = "environment" if mine == [evidence.secret] else "canary"
-        return Finding(Verdict.LEAKED, "none", f"job A's {what} found: {', '.join(where[:3]) or mine[0]}")
+        tool = " (written by A's write tool, where its shell may not write)" if _by_tool(mine, places) else ""
+        return Finding(Verdict.LEAKED, "none", f"job A's {what}{tool} found: {', '.join(where[:3]) or mine[0]}")
     if row == ENVIRONMENT:
         return _environment(channel, evidence, incomplete)
     if row == PROCESSES:
@@ -78,6 +79,10 @@ def judge_cell(runner: Runner, cell: Cell, places: list[Place], evidence: Eviden
     problems = [*evidence.problems, *filter(None, [incomplete])]
     direct = direct_of(result, place, channel, [p.token for p in evidence.own_places])
     return file_place(place, channel, result, control, problems, runner, direct)
+
+
+def _by_tool(tokens: list[str], places: list[Place]) -> bool:
+    return any(p.how == TOOL and p.token in tokens for p in places)
 
 
 def _missed(channel: str, own: Place) -> str:

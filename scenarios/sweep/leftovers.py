@@ -33,9 +33,10 @@ LEDGERS = Path(tempfile.gettempdir()) / ".boundary-sweep-ledgers"
 Side = tuple[Path, list[Place], Discovery]  # a job's plant step's output file (as the harness reads it), its places
 
 
-def record(root: Path, sides: list[Side]) -> Path:
-    """A ledger of this sweep's plants: A's, and B's own (its controls'). It names each canary by its digest only:
-    the ledger lies where jobs may read it, and B's sweep must find no canary of A's the harness wrote."""
+def record(root: Path, sides: list[Side], named: list[Place] | None = None) -> Path:
+    """A ledger of this sweep's plants: A's, and B's own (its controls'), and those at paths the harness named
+    (`named`: A's write tool's). It names each canary by its digest only: the ledger lies where jobs may read it,
+    and B's sweep must find no canary of A's the harness wrote."""
     LEDGERS.mkdir(mode=0o700, exist_ok=True)
     ledger = LEDGERS / f"{os.getpid()}-{secrets.token_hex(4)}.json"
     entry = {
@@ -48,6 +49,7 @@ def record(root: Path, sides: list[Side]) -> Path:
             }
             for said, places, discovery in sides
         ],
+        "named": [[str(p.path), digest(p.token)] for p in named or [] if p.path],
     }
     ledger.write_text(json.dumps(entry))
     return ledger
@@ -82,6 +84,9 @@ def _remove_planted(entry: dict[str, Any]) -> list[str]:
     if not root.is_dir():
         return []  # that host's file system went with it (a container's, a namespace host's own)
     planted = [planted for side in entry["sides"] for planted in _planted(side)]
+    for path, hashed in entry.get("named", []):
+        where = Path(path)
+        planted.append((Place("named", where.name, "", str(where.parent)), hashed))
     return [str(path) for place, hashed in planted if (path := _remove_if_held(place, hashed, root))]
 
 

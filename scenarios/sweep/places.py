@@ -85,6 +85,32 @@ def places_of(job: Job) -> list[Place]:
     return places
 
 
+def tool_places(places: list[Place], env: dict[str, str]) -> list[Place]:
+    """A canary of its own for A's write tool in each host-wide place, where the job's environment says it is: an
+    agent's file tools run outside the shell's sandbox (Claude Code's Write, opencode's tools in the agent's
+    process), and a runner may let them write where the shell may not (the real `/tmp` beside the shell's own)."""
+    planted = []
+    for place in places:
+        where = SHELL_PLACES.get(place.name, ".")
+        directory = host_directory(where, env) if where != "." else None
+        if directory:
+            token = canary.new_canary()
+            planted.append(Place(place.name, f"boundary-tool-{canary.new_canary()}", token, directory, how=TOOL))
+    return planted
+
+
+TOOL = "write tool"  # how a tool place was planted: by A's write tool, at a path the harness named
+
+
+def host_directory(where: str, env: dict[str, str]) -> str | None:
+    """A place's directory as the job's environment names it (None: the variable is unset or empty)."""
+    if not where.startswith("$"):
+        return where
+    variable, _, sub = where[1:].partition("/")
+    value = env.get(variable)
+    return f"{value}/{sub}" if value and sub else value or None
+
+
 def shell_directory(where: str) -> str:
     """The shell's own word for a place's directory: its working directory, an absolute one, or what its
     environment names (empty when the variable is unset or empty, never `/`)."""

@@ -48,6 +48,7 @@ from boundary.scenarios.sweep.places import (
     resolve,
     said_file,
     script,
+    tool_places,
     wait_for,
     with_held,
 )
@@ -98,15 +99,19 @@ class Sweep(Scenario):
             job_a.env[SECRET_ENV], job_b.env[SECRET_ENV] = secret_a, secret_b
             own = canary.new_canary()  # the controls' find: B's own file
             (job_b.checkout / f"own-{canary.new_canary()}.txt").write_text(own + "\n")
-            a_tokens = [secret_a, *(p.token for p in [*places, *sides.a.places])]
+            by_tool = [] if "write" in runner.agent.lacks else tool_places(places, job_a.env)
+            a_tokens = [secret_a, *(p.token for p in [*places, *sides.a.places, *by_tool])]
             in_forms = _plant_forms(job_b, a_tokens)
             ipc = (IpcTokens.new(), IpcTokens.new())  # A's kernel objects, and B's own (their controls)
             ledger = leftovers.record(
-                root, [(job.checkout / said_file(side), plants, found) for job, side, plants, found in planting]
+                root,
+                [(job.checkout / said_file(side), plants, found) for job, side, plants, found in planting],
+                by_tool,
             )
             try:
+                again = _plant_with_tool(runner, session, job_a, by_tool)  # A's run that plants then runs again
                 jobs, both = (job_a, job_b), (places, own_places)
-                record, a_running, verified, view = self._sweep(runner, session, jobs, both, sides, started, ipc)
+                record, a_running, verified, view = self._sweep(runner, session, jobs, both, sides, started, ipc, again)
                 said = _text(job_b, said_file("b"))
                 resolve([*own_places, *sides.b.places], said, _write_tool(record, runner))
                 read_discovery(sides.b, said)
@@ -114,7 +119,7 @@ class Sweep(Scenario):
                 sides.b.places = [with_held(place, root) for place in sides.b.places]
             finally:
                 sweep_ipc.clean(ipc, session.pod.pid if session.pod is not None else None)
-                clean([*places, *own_places, *sides.a.planted, *sides.b.planted], root)
+                clean([*places, *own_places, *sides.a.planted, *sides.b.planted, *by_tool], root)
                 ledger.unlink()
             found = found_by(runner, record, job_b, view)
             # The runner secret too, in every form (its compressed copies are read here): B never held its forms.
@@ -123,14 +128,17 @@ class Sweep(Scenario):
             session.secret.search(f"what job {job_b.name}'s shell sweep found (copies decoded)", found["shell_sweep"])
             controls = controls_of(found, record, own, secret_b, runner.agent.full_result)
             controls["shell_sweep:forms"] = form_controls(found["shell_sweep"], in_forms)
-            problems = [*session.problems_of(JOB_A), *session.problems_of(JOB_B)]
+            a_problems = [*session.problems_of(JOB_A), *(session.problems_of(JOB_A, resumed=True) if again else [])]
+            problems = [*a_problems, *session.problems_of(JOB_B)]
             evidence = Evidence(found, controls, own_places, secret_a, a_running, problems, sides)
             held = IpcEvidence(
                 _text(job_a, sweep_ipc.STATUS), _text(job_b, sweep_ipc.OUTPUT), a_running, problems, verified
             )
             in_kernel = dict(zip(sweep_ipc.cells(), sweep_ipc.judge(*ipc, held, runner.denials), strict=True))
             return [
-                self.result(runner, cell, in_kernel.get(cell) or judge_cell(runner, cell, places, evidence))
+                self.result(
+                    runner, cell, in_kernel.get(cell) or judge_cell(runner, cell, [*places, *by_tool], evidence)
+                )
                 for cell in self.plan(runner)
             ]
 
@@ -143,15 +151,18 @@ class Sweep(Scenario):
         sides: Sides,
         started: int,
         ipc: tuple[IpcTokens, IpcTokens],
+        again: bool = False,
     ) -> tuple[JobRecord, bool, frozenset[str] | None, ProcessView]:
         """A plants and holds; B starts with it and plants its own meanwhile (its controls need nothing of A's). In
         B's next model turn the harness waits until A has planted, reads where from outside, and only then gives B
         its searches. Also which of A's kernel objects the harness saw in A's namespaces, and how B's agent numbers
-        A's processes."""
+        A's processes. `again`: A has run before (its write tool planted), so this run is its agent's restart."""
         (job_a, job_b), (a_places, b_places) = jobs, places
         planted = threading.Event()
         script_a = _plant_script(runner, job_a.checkout, a_places, sides.a, planted.set, ipc[0])
-        thread = threading.Thread(target=session.run, args=(job_a, script_a), name="sweep-job-a", daemon=True)
+        thread = threading.Thread(
+            target=session.run, args=(job_a, script_a), kwargs={"resumed": again}, name="sweep-job-a", daemon=True
+        )
         script_b = own_plant_script(runner, job_b, b_places, sides.b)
         verified: list[frozenset[str] | None] = []
         views: list[ProcessView] = []
@@ -186,6 +197,19 @@ def _asked(session: Session, job: Job) -> bool:
     """The job's agent has sent the model its first request: it is up."""
     entry = session.server.lookup(f"{session.scenario}.{job.name}")
     return entry is not None and entry[1].requests > 0
+
+
+def _plant_with_tool(runner: Runner, session: Session, job: Job, places: list[Place]) -> bool:
+    """Job A's write tool plants its own canaries first, in a run of its own: a refusal that ends an agent's run
+    (`opencode run` rejecting an ask) must not end the run that holds A's canaries while B searches. Whether it
+    ran."""
+    calls = [runner.agent.write(f"a-tool-{i}", p.path, p.token + "\n") for i, p in enumerate(places) if p.path]
+    if not calls:
+        return False
+    script_ = Script()
+    script_.add_calls(calls, runner.agent.serial_tools)
+    session.run_to_the_end(job, script_)
+    return True
 
 
 def _planted_by_a(runner: Runner, session: Session, job_a: Job, places: list[Place], found: Discovery) -> list[Place]:
