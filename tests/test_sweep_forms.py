@@ -54,6 +54,8 @@ def test_each_form_of_a_copy_is_found_and_named(tmp_path: Path) -> None:
     (tmp_path / "gz").write_bytes(gzip.compress(b"log " + data))
     blob = b"blob %d\0" % (len(data) + 1) + data + b"\n"
     (tmp_path / "git-object").write_bytes(zlib.compress(blob))  # as git writes a loose object
+    (tmp_path / "hex").write_bytes(b"dump " + data.hex().encode())  # as `xxd -p` writes it
+    (tmp_path / "HEX").write_bytes(data.hex().upper().encode() + b"\n")
     (tmp_path / "plain").write_bytes(b"nothing of it here")
     copies = _copies(_search(tmp_path, [TOKEN]))
     assert copies == {
@@ -64,6 +66,8 @@ def test_each_form_of_a_copy_is_found_and_named(tmp_path: Path) -> None:
         "be": "UTF-16",
         "gz": "gzip",
         "git-object": "zlib",
+        "hex": "hex",
+        "HEX": "hex",
     }
 
 
@@ -157,6 +161,8 @@ def test_a_token_b_is_never_handed_is_found_in_every_form_without_naming_it(tmp_
         (tmp_path / f"b64-{skip}").write_bytes(base64.b64encode(b"x" * skip + secret.encode() + b"\n"))
     (tmp_path / "le").write_bytes(secret.encode("utf-16-le"))
     (tmp_path / "be").write_bytes(b"\0\0\0" + secret.encode("utf-16-be"))
+    (tmp_path / "hex").write_bytes(secret.encode().hex().encode())
+    (tmp_path / "HEX").write_bytes(b"key=" + secret.encode().hex().upper().encode())
     (tmp_path / FORMS_FILE).write_bytes(patterns([TOKEN]))  # B's script knows other canaries, never the secret
     assert secret.encode() not in (tmp_path / FORMS_FILE).read_bytes()
     assert not any(form in (tmp_path / FORMS_FILE).read_bytes() for form in encodings(secret))

@@ -1,5 +1,5 @@
 """The forms a copy of a canary takes, and how B's shell sweep finds each: base64 (at each of its 3 alignments),
-UTF-16 (LE and BE), and gzip or zlib (a git loose object is zlib).
+UTF-16 (LE and BE), hex (either case), and gzip or zlib (a git loose object is zlib).
 
 The harness knows every canary when it writes B's script, so the encoded forms go, one a line, into a file in B's
 checkout that `grep -a -E -f` reads with the pattern every canary matches: one read of each file (NULs taken out of
@@ -31,8 +31,8 @@ FORM = "boundary-form"  # `boundary-form PATH:MATCH`: an encoded form of a canar
 COMPRESSED = "boundary-compressed"  # `boundary-compressed PATH BASE64`: a small gzip or zlib file
 NO_PERL = "boundary-compressed-unread: no perl in the job's view to read compressed files; fix: install perl there"
 COMPRESSED_MAX = 1 << 20  # bytes: larger compressed files are not shipped out
-BASE64, UTF16, GZIP, ZLIB = "base64", "UTF-16", "gzip", "zlib"
-CONTROLS = (f"{BASE64} 0", f"{BASE64} 1", f"{BASE64} 2", f"{UTF16}LE", f"{UTF16}BE", GZIP, ZLIB)
+BASE64, UTF16, GZIP, ZLIB, HEX = "base64", "UTF-16", "gzip", "zlib", "hex"
+CONTROLS = (f"{BASE64} 0", f"{BASE64} 1", f"{BASE64} 2", f"{UTF16}LE", f"{UTF16}BE", GZIP, ZLIB, HEX)
 
 
 def base64_forms(token: str) -> list[str]:
@@ -41,11 +41,24 @@ def base64_forms(token: str) -> list[str]:
     return [base64.b64encode(data[skip:][: (len(data) - skip) // 3 * 3]).decode() for skip in range(3)]
 
 
+def hex_forms(token: str) -> list[str]:
+    """The token's bytes in hex, in either case (`xxd -p`, `od`, a debugger's dump)."""
+    return [token.encode().hex(), token.encode().hex().upper()]
+
+
+def encoded(tokens: list[str]) -> dict[str, tuple[str, str]]:
+    """Each encoded form of each token -> (its form's name, the token). base64url is base64 here: a canary's bytes
+    (hex digits) never make base64's `+` or `/`."""
+    forms = {form: (BASE64, token) for token in tokens for form in base64_forms(token)}
+    return forms | {form: (HEX, token) for token in tokens for form in hex_forms(token)}
+
+
 def patterns(tokens: list[str]) -> bytes:
     """Every canary (the pattern any matches), then every encoded form of every token, one a line, for
     `grep -a -E -f`: one read of each file finds them all. `+` is the one character of base64 an ERE reads."""
     forms = [form.replace("+", "[+]").encode() for token in tokens for form in base64_forms(token)]
     forms += [token.encode(encoding) for token in tokens for encoding in ("utf-16-le", "utf-16-be")]
+    forms += [form.encode() for token in tokens for form in hex_forms(token)]
     return b"\n".join([canary.PATTERN.encode(), *forms, *any_canary_forms()]) + b"\n"
 
 
@@ -61,6 +74,8 @@ def any_canary_forms() -> list[bytes]:
     digits = size - len(prefix)
     found.append(canary.PREFIX.encode("utf-16-le") + b"([0-9a-f]\0){%d}" % digits)
     found.append(canary.PREFIX.encode("utf-16-be") + b"(\0[0-9a-f]){%d}" % digits)
+    for prefix_hex in (prefix.hex(), prefix.hex().upper()):  # a hex digit's byte is 0x30-0x39 or 0x61-0x66
+        found.append(f"{prefix_hex}(3[0-9]|6[1-6]){{{digits}}}".encode())
     return found
 
 
@@ -94,19 +109,20 @@ def plant_controls(checkout: Path) -> dict[str, str]:
         (checkout / f"own-utf16-{order}-{canary.new_canary()}.txt").write_bytes(encoded)
     (checkout / f"own-{canary.new_canary()}.gz").write_bytes(gzip.compress(controls[GZIP].encode() + b"\n"))
     (checkout / f"own-{canary.new_canary()}.zz").write_bytes(zlib.compress(controls[ZLIB].encode() + b"\n"))
+    (checkout / f"own-hex-{canary.new_canary()}.txt").write_text(controls[HEX].encode().hex() + "\n")
     return controls
 
 
 def decoded(found: str, tokens: list[str]) -> str:
     """The shell sweep's findings with each encoded one read: `FORM copy in PATH:CANARY`, so that every cell finds
     a copy as it finds the canary itself."""
-    by_form = {form: token for token in tokens for form in base64_forms(token)}
+    by_form = encoded(tokens)
     lines = []
     for line in found.splitlines():
         if line.startswith(f"{FORM} "):
             path, _, match = line[len(FORM) + 1 :].rpartition(":")
-            token = by_form.get(match) or (match if match in tokens else None)
-            lines += [f"{BASE64 if match in by_form else UTF16} copy in {path}:{token}"] if token else []
+            form, token = by_form.get(match) or (UTF16, match if match in tokens else None)
+            lines += [f"{form} copy in {path}:{token}"] if token else []
         elif line.startswith(f"{COMPRESSED} "):
             lines += _inflated(line[len(COMPRESSED) + 1 :], tokens)
         else:
