@@ -93,7 +93,9 @@ def test_a_guard_open_over_the_state_lets_b_write_into_a(pytester: pytest.Pytest
     options = ("--runner", f"{SABOTAGE}:WritesOtherJobs", "--scenario", "cross_job_writes")
     result, report = run_suite(pytester, *options)
     assert result.ret == 1
-    assert set(verdicts(report, "write", "cross_job_writes").values()) == {"WRITTEN"}
+    written = verdicts(report, "write", "cross_job_writes")
+    assert written.pop("shared_file") == "DENIED"  # its jobs share no file by inode: nothing there to write
+    assert set(written.values()) == {"WRITTEN"}
 
 
 def test_an_unconfined_shell_finds_everything_a_running_job_left(pytester: pytest.Pytester) -> None:
