@@ -132,10 +132,11 @@ def push_commit(repository: Path, files: dict[str, str], symlinks: dict[str, Pat
 SAFE_GIT = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "protocol.file.allow=always"]
 
 
-def clone(repository: Path, checkout: Path) -> None:
+def clone(repository: Path, checkout: Path, hard_links: bool = False) -> None:
     """The job's own copy: a local clone hard-links `.git/objects` to the repository and so to every other job's
-    checkout, and a job that may write its `.git` would then write theirs (cross_job_writes' shared_file)."""
-    git(*SAFE_GIT, "clone", "-q", "--no-hardlinks", str(repository), str(checkout))
+    checkout (`hard_links`: as git does by default), and a job that may write its `.git` would then write theirs
+    (cross_job_writes' shared_file)."""
+    git(*SAFE_GIT, "clone", "-q", *([] if hard_links else ["--no-hardlinks"]), str(repository), str(checkout))
 
 
 def project_id(checkout: Path) -> str:

@@ -45,6 +45,7 @@ class ReferenceRunner(ABC):
     runner_denials: ClassVar[dict[str, tuple[str, ...]]] = {"OS sandbox": OS_DENIALS}
     launcher: ClassVar[str] = LAUNCHER  # a format string: readonly, checkout, hidden
     switches: ClassVar[frozenset[str]] = frozenset({"OS sandbox"})  # the layers it can turn off (`turn_off`)
+    hard_linked_clones: ClassVar[bool] = False  # git's local default; never: the objects would be every job's
 
     def __init__(self, sandbox: str | None = None) -> None:
         self.sandbox: Sandbox = get_sandbox(sandbox or self.default_sandbox)
@@ -120,7 +121,7 @@ class ReferenceRunner(ABC):
         paths = self.job_paths(name)
         if self.repository is None:
             raise RuntimeError("the runner has no repository yet: call setup() first")
-        clone(self.repository, paths.checkout)
+        clone(self.repository, paths.checkout, self.hard_linked_clones)
         paths.create_dirs()
         return paths
 

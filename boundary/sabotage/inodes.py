@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from boundary.layout import SAFE_GIT, JobPaths, git
+from boundary.layout import JobPaths
 from boundary.runners.opencode import OpencodeRunner
 
 
@@ -35,13 +35,7 @@ class HardLinkedClones(OpencodeRunner):
 
     name = "hard-linked-clones"
 
-    def checked_out(self, name: str) -> JobPaths:
-        paths = self.job_paths(name)
-        if self.repository is None:
-            raise RuntimeError("the runner has no repository yet: call setup() first")
-        git(*SAFE_GIT, "clone", "-q", str(self.repository), str(paths.checkout))
-        paths.create_dirs()
-        return paths
+    hard_linked_clones = True
 
     def protected_paths(self, paths: JobPaths) -> list[Path]:
         committing = [p for p in super().protected_paths(paths) if p.name != ".git"]

@@ -29,7 +29,7 @@ from boundary.verdict import Finding, Verdict
 from boundary.writes.answers import Answers
 from boundary.writes.payload import Arm, loosened, text_of
 from boundary.writes.shell import MAX_COMMAND, write_line
-from boundary.writes.state import FileState, changed, empty_file, state
+from boundary.writes.state import FileState, binary, changed, empty_file, state
 
 CHANNELS = ("edit", "write", "shell_write", "shell_write_computed")
 CONTROL = "own_scratch_file"
@@ -71,13 +71,7 @@ class WriteTarget:
     @property
     def binary(self) -> bool:
         """A database, an executable, compressed data (a git object): `edit` (text replacement) does not apply."""
-        if self.original is None:
-            return False
-        try:
-            self.original.decode()
-        except UnicodeDecodeError:
-            return True
-        return b"\0" in self.original[:8192]
+        return self.original is not None and binary(self.original)
 
     @property
     def editable(self) -> bool:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from boundary.runners.contract import Job
+from boundary.writes.state import binary
 
 PER_OWNER = 2  # files attacked per owner: one in-place write proves the class; each costs every channel a line
 
@@ -117,11 +118,6 @@ def _sample(shared: list[SharedFile]) -> list[SharedFile]:
 def _binary(path: Path) -> bool:
     try:
         with path.open("rb") as file:
-            start = file.read(8192)
+            return binary(file.read(8192))
     except OSError:
         return True
-    try:
-        start.decode()
-    except UnicodeDecodeError as error:
-        return error.start < len(start) - 3  # not a character cut short at the end of what was read
-    return b"\0" in start

@@ -101,6 +101,16 @@ def device(directory: Path) -> int | None:
     return None
 
 
+def binary(data: bytes) -> bool:
+    """Not text an edit could replace: a NUL in its start (a database, an executable), or not UTF-8 (compressed
+    data, a git object). `data` may be a file's start: a character cut short at its end is still text."""
+    try:
+        data.decode()
+    except UnicodeDecodeError as error:
+        return error.start < len(data) - 3
+    return b"\0" in data[:8192]
+
+
 def read_regular(path: Path) -> bytes | None:
     """The bytes of the regular file at path (through a symlink); None for anything else: a FIFO or a device
     put in a file's place must not hang the harness or feed it forever."""
