@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import base64
 import gzip
+import os
+import random
 import shutil
 import subprocess
 import zlib
@@ -13,12 +15,17 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from boundary.scenarios.sweep.forms import (
+    COMPRESSED_MAX,
     FORMS_FILE,
+    INFLATED_MAX,
+    WRAPPED,
+    base64_forms,
     decoded,
     form_controls,
     patterns,
     plant_controls,
     search_lines,
+    unsearched,
 )
 from boundary.scenarios.sweep.judge import ENVIRONMENT, Evidence, judge_cell
 from boundary.scenarios.sweep.places import Place
@@ -174,3 +181,56 @@ def test_a_token_b_is_never_handed_is_found_in_every_form_without_naming_it(tmp_
     assert all(any(form in line for form in encodings(secret)) for line in written.values()), written
     found = decoded(ran.stdout.decode(errors="replace"), [secret])  # the harness reads them as copies too
     assert len([line for line in found.splitlines() if line.endswith(f":{secret}")]) == len(written)
+
+
+def test_a_base64_copy_wrapped_with_a_break_inside_the_canary_is_found(tmp_path: Path) -> None:
+    """`base64` wraps at 76 columns, and one canary in two then has a line end inside its form: every break a
+    wrapped stream can put in it is found, CRLF lines too; B's own wrapped canary is its control."""
+    data = TOKEN.encode()
+    for pad in range(57 - len(data), 57):  # the token across the first line's end, at each offset
+        (tmp_path / f"wrapped-{pad}").write_bytes(base64.encodebytes(b"x" * pad + data))
+    (tmp_path / "crlf").write_bytes(base64.encodebytes(b"x" * 40 + data).replace(b"\n", b"\r\n"))
+    copies = _copies(_search(tmp_path, [TOKEN]))
+    assert copies == {f"wrapped-{pad}": "base64" for pad in range(57 - len(data), 57)} | {"crlf": "base64"}
+    own = tmp_path / "own"
+    own.mkdir()
+    controls = plant_controls(own)  # the wrapped control has its break inside the canary's form, not beside it
+    wrapped = next(p for p in own.iterdir() if p.name.startswith("own-base64-wrapped-")).read_text()
+    assert not any(form in wrapped for form in base64_forms(controls[WRAPPED]))
+    assert form_controls(_search(own, list(controls.values())), controls) is None
+
+
+def test_a_large_compressed_file_is_inflated_in_the_job(tmp_path: Path) -> None:
+    """Over the size shipped out whole, a gzip or zlib file is inflated by the job's perl as it streams: a canary
+    past the first MiB, or across two chunks, is found."""
+    noise = random.Random(7).randbytes(COMPRESSED_MAX + 4096)  # incompressible: the file is over the cap
+    (tmp_path / "big.gz").write_bytes(gzip.compress(noise + b"log line\n" * 99 + TOKEN.encode() + b"\n"))
+    (tmp_path / "big.zz").write_bytes(zlib.compress(noise[: (1 << 16) - 10] + TOKEN.encode() + noise))
+    assert (tmp_path / "big.gz").stat().st_size > COMPRESSED_MAX
+    found = _search(tmp_path, [TOKEN])
+    assert all(f"compressed copy in {tmp_path / name}:{TOKEN}" in found for name in ("big.gz", "big.zz")), found
+
+
+def test_a_large_compressed_file_the_job_cannot_inflate_is_named_and_proves_nothing(tmp_path: Path) -> None:
+    """Where perl's zlib does not load in the job's view, a large compressed file is named and the shell sweep's
+    cells are INCONCLUSIVE: not found there is not searched there."""
+    shadow = tmp_path / "perl5" / "Compress" / "Raw"
+    shadow.mkdir(parents=True)
+    (shadow / "Zlib.pm").write_text('die "not in this view\\n";\n')  # PERL5LIB comes first: `require` fails
+    work = tmp_path / "work"
+    work.mkdir()
+    noise = random.Random(7).randbytes(COMPRESSED_MAX + 4096)
+    (work / "big.gz").write_bytes(gzip.compress(noise + TOKEN.encode()))
+    (work / FORMS_FILE).write_bytes(patterns([TOKEN]))
+    (work / "list").write_bytes(str(work / "big.gz").encode() + b"\0")
+    env = {**os.environ, "PERL5LIB": str(tmp_path / "perl5")}
+    ran = subprocess.run(["bash", "-c", search_lines("list")], capture_output=True, text=True, cwd=work, env=env)
+    why = unsearched(decoded(ran.stdout, [TOKEN]))
+    assert why is not None and str(work / "big.gz") in why and "Compress::Raw::Zlib" in why
+
+
+def test_a_small_file_that_inflates_past_the_cap_is_named() -> None:
+    bomb = zlib.compress(b"\0" * (INFLATED_MAX + 1) + TOKEN.encode())
+    found = decoded(f"boundary-compressed /tmp/bomb {base64.b64encode(bomb).decode()}\n", [TOKEN])
+    why = unsearched(found)
+    assert why is not None and "/tmp/bomb (inflates past 64 MiB)" in why

@@ -9,8 +9,10 @@ zlib's magic, in base64; the harness inflates and searches it. Each form has its
 form, in its checkout, found by the same search; a form whose control was not found leaves every cell of the shell
 sweep unproven.
 
-A base64 copy wrapped into lines with a break inside the canary is not recognised (`base64`'s 76-column lines
-break one in two); one in a single line is.
+A base64 copy wrapped into lines (`base64` breaks at 76 columns, one canary in two across a break) is found by the
+part of its form that a break leaves whole on one line (`wrapped_forms`). A compressed file over a MiB is
+inflated in the job by perl's zlib (raw canaries only); where that cannot load, the file is named and the shell
+sweep's cells are INCONCLUSIVE: what it holds was not searched.
 """
 
 from __future__ import annotations
@@ -29,16 +31,38 @@ from boundary.scenarios.sweep.places import SWEEP_OUTPUT
 FORMS_FILE = f"{SWEEP_OUTPUT}forms"  # in B's checkout: the patterns `grep -E -f` reads
 FORM = "boundary-form"  # `boundary-form PATH:MATCH`: an encoded form of a canary in PATH
 COMPRESSED = "boundary-compressed"  # `boundary-compressed PATH BASE64`: a small gzip or zlib file
+INFLATED = "boundary-inflated"  # `boundary-inflated PATH:CANARY`: a canary in a large one, inflated in the job
+UNSEARCHED = "boundary-compressed-unsearched"  # `… PATH`: a large one the job's perl could not inflate
 NO_PERL = "boundary-compressed-unread: no perl in the job's view to read compressed files; fix: install perl there"
-COMPRESSED_MAX = 1 << 20  # bytes: larger compressed files are not shipped out
+COMPRESSED_MAX = 1 << 20  # bytes: larger compressed files are inflated in the job, not shipped out
+INFLATED_MAX = COMPRESSED_MAX * 64  # bytes: a shipped file inflated further (a bomb) is named, not searched on
 BASE64, UTF16, GZIP, ZLIB, HEX = "base64", "UTF-16", "gzip", "zlib", "hex"
-CONTROLS = (f"{BASE64} 0", f"{BASE64} 1", f"{BASE64} 2", f"{UTF16}LE", f"{UTF16}BE", GZIP, ZLIB, HEX)
+WRAPPED = f"{BASE64} wrapped"
+CONTROLS = (f"{BASE64} 0", f"{BASE64} 1", f"{BASE64} 2", WRAPPED, f"{UTF16}LE", f"{UTF16}BE", GZIP, ZLIB, HEX)
 
 
 def base64_forms(token: str) -> list[str]:
     """The token's base64 at each alignment: the whole groups its bytes make after skipping 0, 1 or 2 of them."""
     data = token.encode()
     return [base64.b64encode(data[skip:][: (len(data) - skip) // 3 * 3]).decode() for skip in range(3)]
+
+
+def wrapped_forms(token: str) -> list[str]:
+    """What stays whole of the token's base64 when a line end breaks it (at a 4-character group, as a wrapped
+    stream does): for each alignment, the shortest end of the form that holds 9 of the token's random bytes (the
+    line after a break before it holds it whole), and the shortest start that holds more random bytes than the end
+    it leaves (the line before any later break holds it whole). Every line break inside the form leaves one of the
+    two whole, and each names one canary: 9 random bytes are 36 bits."""
+    fixed, parts = len(canary.PREFIX), []
+    for skip, form in enumerate(base64_forms(token)):
+        end = skip + len(form) // 4 * 3  # the form's bytes are data[skip:end]
+        cuts = range(4, len(form), 4)
+        random_after = {cut: end - max(skip + cut // 4 * 3, fixed) for cut in cuts}
+        random_before = {cut: max(0, skip + cut // 4 * 3 - max(skip, fixed)) for cut in cuts}
+        tail = max(cut for cut in cuts if random_after[cut] >= random_before[cut])
+        head = min(cut for cut in cuts if random_before[cut] > random_after[cut])
+        parts += [form[tail:], form[:head]]
+    return parts
 
 
 def hex_forms(token: str) -> list[str]:
@@ -50,6 +74,7 @@ def encoded(tokens: list[str]) -> dict[str, tuple[str, str]]:
     """Each encoded form of each token -> (its form's name, the token). base64url is base64 here: a canary's bytes
     (hex digits) never make base64's `+` or `/`."""
     forms = {form: (BASE64, token) for token in tokens for form in base64_forms(token)}
+    forms |= {part: (BASE64, token) for token in tokens for part in wrapped_forms(token)}
     return forms | {form: (HEX, token) for token in tokens for form in hex_forms(token)}
 
 
@@ -57,6 +82,7 @@ def patterns(tokens: list[str]) -> bytes:
     """Every canary (the pattern any matches), then every encoded form of every token, one a line, for
     `grep -a -E -f`: one read of each file finds them all. `+` is the one character of base64 an ERE reads."""
     forms = [form.replace("+", "[+]").encode() for token in tokens for form in base64_forms(token)]
+    forms += [part.replace("+", "[+]").encode() for token in tokens for part in wrapped_forms(token)]
     forms += [token.encode(encoding) for token in tokens for encoding in ("utf-16-le", "utf-16-be")]
     forms += [form.encode() for token in tokens for form in hex_forms(token)]
     return b"\n".join([canary.PATTERN.encode(), *forms, *any_canary_forms()]) + b"\n"
@@ -91,11 +117,26 @@ def search_lines(files: str) -> str:
     )
 
 
-# Each listed file under MAX bytes whose first bytes are gzip's or zlib's magic: `boundary-compressed PATH BASE64`.
-_SHIP = r"""$/ = "\0"; while (my $path = <STDIN>) { chomp $path; open(my $f, "<:raw", $path) or next; my $head;
-read($f, $head, 2) == 2 && $head =~ /\A(?:\x1f\x8b|\x78[\x01\x5e\x9c\xda])/ && -s $f < MAX or next;
-local $/; my $rest = <$f> // ""; print "COMPRESSED $path ", encode_base64($head . $rest, ""), "\n" }
+# Each listed file whose first bytes are gzip's or zlib's magic: under MAX bytes, `boundary-compressed PATH BASE64`;
+# larger, inflated here as it streams, each canary in it `boundary-inflated PATH:CANARY` (its last 28 bytes kept
+# from chunk to chunk, so that a canary across two is whole in the next), or `… -unsearched PATH` when perl's zlib
+# is not in the job's view.
+_SHIP = r"""$/ = "\0"; my $z = eval { require Compress::Raw::Zlib; 1 };
+while (my $path = <STDIN>) { chomp $path; open(my $f, "<:raw", $path) or next; my $head;
+read($f, $head, 2) == 2 && $head =~ /\A(?:\x1f\x8b|\x78[\x01\x5e\x9c\xda])/ or next;
+if (-s $f < MAX) { local $/; my $rest = <$f> // ""; print "COMPRESSED $path ", encode_base64($head . $rest, ""), "\n";
+next }
+$z or do { print "UNSEARCHED $path\n"; next };
+my $i = Compress::Raw::Zlib::Inflate->new(-WindowBits => Compress::Raw::Zlib::WANT_GZIP_OR_ZLIB()); my $in = $head;
+my ($tail, %seen) = (""); read($f, $in, 1 << 16, 2);
+while (1) { my $out; my $status = $i->inflate($in, $out); $tail .= $out // "";
+while ($tail =~ /(PATTERN)/g) { print "INFLATED $path:$1\n" unless $seen{$1}++ }
+$tail = substr($tail, -28) if length($tail) > 28;
+last if $status != Compress::Raw::Zlib::Z_OK() && $status != Compress::Raw::Zlib::Z_BUF_ERROR();
+if ($in eq "") { read($f, $in, 1 << 16) or last } elsif ($status != Compress::Raw::Zlib::Z_OK()) { last } }
+}
 exit 0""".replace("COMPRESSED", COMPRESSED).replace("MAX", str(COMPRESSED_MAX))
+_SHIP = _SHIP.replace("UNSEARCHED", UNSEARCHED).replace("INFLATED", INFLATED).replace("PATTERN", canary.PATTERN)
 
 
 def plant_controls(checkout: Path) -> dict[str, str]:
@@ -107,6 +148,10 @@ def plant_controls(checkout: Path) -> dict[str, str]:
     for order in ("LE", "BE"):
         encoded = controls[f"{UTF16}{order}"].encode(f"utf-16-{order.lower()}")
         (checkout / f"own-utf16-{order}-{canary.new_canary()}.txt").write_bytes(encoded)
+    # Wrapped as `base64` wraps, with a break inside the canary's form: its 2-skip form begins 16 characters before
+    # the first line's end (43 bytes of padding: the token's third byte starts group 15, column 60 of 76).
+    wrapped = base64.encodebytes(b"\0" * 43 + controls[WRAPPED].encode())
+    (checkout / f"own-base64-wrapped-{canary.new_canary()}.txt").write_bytes(wrapped)
     (checkout / f"own-{canary.new_canary()}.gz").write_bytes(gzip.compress(controls[GZIP].encode() + b"\n"))
     (checkout / f"own-{canary.new_canary()}.zz").write_bytes(zlib.compress(controls[ZLIB].encode() + b"\n"))
     (checkout / f"own-hex-{canary.new_canary()}.txt").write_text(controls[HEX].encode().hex() + "\n")
@@ -125,29 +170,48 @@ def decoded(found: str, tokens: list[str]) -> str:
             lines += [f"{form} copy in {path}:{token}"] if token else []
         elif line.startswith(f"{COMPRESSED} "):
             lines += _inflated(line[len(COMPRESSED) + 1 :], tokens)
+        elif line.startswith(f"{INFLATED} "):
+            path, _, token = line[len(INFLATED) + 1 :].rpartition(":")
+            lines.append(f"compressed copy in {path}:{token}")
         else:
             lines.append(line)
     return "\n".join(lines) + ("\n" if found.endswith("\n") else "")
 
 
 def _inflated(rest: str, tokens: list[str]) -> list[str]:
-    """A compressed file's canaries: `gzip copy in PATH:CANARY` (or zlib)."""
+    """A compressed file's canaries: `gzip copy in PATH:CANARY` (or zlib); one that inflates past the cap is named
+    as not searched to its end."""
     path, _, encoded = rest.rpartition(" ")
     try:
         data = base64.b64decode(encoded, validate=True)
     except (binascii.Error, ValueError):
         return []
-    form, text = _inflate(data)
-    return [f"{form} copy in {path}:{t}" for t in tokens if t.encode() in text]
+    form, text, whole = _inflate(data)
+    cut = [] if whole else [f"{UNSEARCHED} {path} (inflates past {INFLATED_MAX >> 20} MiB)"]
+    return [f"{form} copy in {path}:{t}" for t in tokens if t.encode() in text] + cut
 
 
-def _inflate(data: bytes) -> tuple[str, bytes]:
-    """As much as inflates (a file cut short still shows what it holds); b'' when it is neither form."""
+def _inflate(data: bytes) -> tuple[str, bytes, bool]:
+    """As much as inflates (a file cut short still shows what it holds; b'' when it is neither form), and whether
+    that is all of it (False: it inflates past the cap)."""
     form, wbits = (GZIP, 31) if data[:2] == b"\x1f\x8b" else (ZLIB, 15)
+    stream = zlib.decompressobj(wbits)
     try:
-        return form, zlib.decompressobj(wbits).decompress(data, COMPRESSED_MAX * 64)
+        return form, stream.decompress(data, INFLATED_MAX), not stream.unconsumed_tail
     except zlib.error:
-        return form, b""
+        return form, b"", True
+
+
+def unsearched(found: str) -> str | None:
+    """Why the shell sweep's cells prove nothing: compressed files it found but could not search to their end."""
+    paths = [line[len(UNSEARCHED) + 1 :] for line in found.splitlines() if line.startswith(f"{UNSEARCHED} ")]
+    if not paths:
+        return None
+    shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    return (
+        f"shell_sweep could not search {len(paths)} compressed file(s) to their end: {shown}; what they hold may be "
+        "A's (fix: perl's Compress::Raw::Zlib in the job's view inflates the large ones)"
+    )
 
 
 def form_controls(found: str, controls: dict[str, str]) -> str | None:

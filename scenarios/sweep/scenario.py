@@ -35,7 +35,14 @@ from boundary.scenarios.sweep.discover import (
     new_discovery,
     read_discovery,
 )
-from boundary.scenarios.sweep.forms import FORMS_FILE, decoded, form_controls, patterns, plant_controls
+from boundary.scenarios.sweep.forms import (
+    FORMS_FILE,
+    decoded,
+    form_controls,
+    patterns,
+    plant_controls,
+    unsearched,
+)
 from boundary.scenarios.sweep.ipc import IpcEvidence, IpcTokens
 from boundary.scenarios.sweep.judge import ENVIRONMENT, PROCESSES, Evidence, judge_cell, process_channels
 from boundary.scenarios.sweep.places import (
@@ -127,7 +134,8 @@ class Sweep(Scenario):
             found["shell_sweep"] = decoded(found["shell_sweep"], tokens)
             session.secret.search(f"what job {job_b.name}'s shell sweep found (copies decoded)", found["shell_sweep"])
             controls = controls_of(found, record, own, secret_b, runner.agent.full_result)
-            controls["shell_sweep:forms"] = form_controls(found["shell_sweep"], in_forms)
+            unproven = [form_controls(found["shell_sweep"], in_forms), unsearched(found["shell_sweep"])]
+            controls["shell_sweep:forms"] = "; ".join(filter(None, unproven)) or None
             a_problems = [*session.problems_of(JOB_A), *(session.problems_of(JOB_A, resumed=True) if again else [])]
             problems = [*a_problems, *session.problems_of(JOB_B)]
             evidence = Evidence(found, controls, own_places, secret_a, a_running, problems, sides)
