@@ -105,6 +105,26 @@ def recognise_layer(result: str, denials: dict[str, tuple[str, ...]]) -> str:
     return next(iter(claimed)) if len(claimed) == 1 and HARNESS_NOTE not in result else UNRECOGNISED
 
 
+QUOTES = "'\""  # around the agent's last words, as `repr` put them
+ENDED_ON = "(the job ended on this call, run alone; the agent's last words: "
+
+
+def with_ended_refusals(
+    results: dict[str, str], ended_on: dict[str, str], denials: dict[str, tuple[str, ...]]
+) -> dict[str, str]:
+    """The calls' answers, and for each call whose job ended on it (run alone: `opencode run` ends on an ask it
+    auto-rejects) with the agent's last words a refusal in one layer's words, those words as its answer, the
+    refusal first: the model never got it back, but the layer refused that call all the same."""
+    answers = dict(results)
+    for call, said in ended_on.items():
+        layer = recognise_layer(said, denials)
+        if call in results or layer == UNRECOGNISED:
+            continue
+        refusal = next(part for part in said.split(" / ") if any(text in part for text in denials[layer]))
+        answers[call] = f"{refusal.strip(QUOTES)} {ENDED_ON}{said})"
+    return answers
+
+
 def layers_in(result: str, denials: dict[str, tuple[str, ...]]) -> dict[str, str]:
     """Each layer whose denial text is in `result`, with the first of its texts found there."""
     found = {layer: next((text for text in texts if text in result), None) for layer, texts in denials.items()}

@@ -12,7 +12,7 @@ from boundary.probes import CHANNELS, Channel, Probe, Target, channels_for, make
 from boundary.runners.contract import Job, Runner
 from boundary.scenarios.base import Cell
 from boundary.scenarios.probe_batches import ProbeCalls
-from boundary.verdict import BroadDenialText, Evidence, Finding, broad_denial, judge
+from boundary.verdict import BroadDenialText, Evidence, Finding, broad_denial, judge, with_ended_refusals
 
 
 def plan_probes(
@@ -52,7 +52,8 @@ def judge_probes(
     """One finding per probe, in order, with how long its call took; a failed control (asked alone, or on its line
     of a batch) makes its channel's probes INCONCLUSIVE. `calls`: how they were asked, when some in batches."""
     calls = calls or ProbeCalls(controls, probes)
-    results_of = {call_id: runner.agent.full_result(text) for call_id, text in record.results.items()}
+    answers = with_ended_refusals(record.results, record.ended_on, runner.denials)
+    results_of = {call_id: runner.agent.full_result(text) for call_id, text in answers.items()}
     control_of = {p.channel.name: calls.control_problem(p, results_of) for p in controls}
     for passed in (c for c in controls if control_of[c.channel.name] is None):
         for answer in calls.control_answers(passed, results_of):

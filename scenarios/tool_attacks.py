@@ -44,7 +44,7 @@ from boundary.probes import Target
 from boundary.runners.contract import Runner
 from boundary.scenarios.base import Cell
 from boundary.text import excerpt
-from boundary.verdict import UNRECOGNISED, Evidence, Finding, Verdict, judge, recognise_layer
+from boundary.verdict import UNRECOGNISED, Evidence, Finding, Verdict, judge, recognise_layer, with_ended_refusals
 
 CHANNEL = "any_parameter"
 UNDECLARED_CELL: Cell = ("undeclared_tools", CHANNEL)
@@ -192,11 +192,8 @@ class ToolJudge:
         if plan.hosted:
             detail = f"tool {plan.tool} is a hosted {plan.hosted} tool: the model's provider runs it, never the job"
             return Finding(Verdict.DENIED, "n/a", f"{detail}, so nothing on this host is within its reach; not called")
-        results = {
-            c.id: self.runner.agent.full_result(self.record.results[c.id])
-            for c in plan.calls()
-            if c.id in self.record.results
-        }
+        answers = with_ended_refusals(self.record.results, self.record.ended_on, self.runner.denials)
+        results = {c.id: self.runner.agent.full_result(answers[c.id]) for c in plan.calls() if c.id in answers}
         leaks = [self._leak(call, results[call.id]) for call in plan.calls() if call.id in results]
         leaks += [self._continued(call, plan.session_given[call.id]) for call in plan.by_session]
         said = [leak for leak in leaks if leak]

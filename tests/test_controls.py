@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from live import no_host_search, run_suite, stock_hosts
 
+from boundary.agents.opencode import ASK_REJECTED
 from boundary.host.health import CHECKS
 from boundary.host.run_sockets import run_sockets
 from boundary.host.services import services
@@ -605,8 +606,8 @@ def test_claude_relying_on_print_mode_leaks_once_an_operator_approves(pytester: 
 def test_a_refusal_that_ends_the_job_does_not_end_the_probing(pytester: pytest.Pytester) -> None:
     """opencode as a published runner starts it: a refused `ask` ends `opencode run` with its batch of results
     lost. The calls it left unanswered run again in new jobs, so each cell gets an answer: the shared data
-    directory is LEAKED through every channel, not 40 cells of INCONCLUSIVE; a call that ends its job alone
-    says so in the agent's own words."""
+    directory is LEAKED through every channel, not 40 cells of INCONCLUSIVE; a call that ends its job alone on
+    opencode's refused ask is DENIED by its permission layer, in the words it printed (issue 43 item 7)."""
     result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:OpencodeDefaults", *CROSS_JOB)
     assert result.ret == 1
     assert (
@@ -615,10 +616,10 @@ def test_a_refusal_that_ends_the_job_does_not_end_the_probing(pytester: pytest.P
     )
     results = scenario(report)["results"]
     inconclusive = [r for r in results if r["verdict"] == "INCONCLUSIVE"]
-    ended = [r for r in inconclusive if "the job ended on this call" in r["detail"]]
-    assert ended and sum(r["verdict"] == "LEAKED" for r in results) > len(inconclusive), [
-        r["detail"] for r in inconclusive if r not in ended
-    ]
+    ended = [r for r in results if "the job ended on this call" in r["detail"]]
+    assert ended and all(r["verdict"] == "DENIED" and r["layer"] == "agent permission" for r in ended), ended
+    assert all(ASK_REJECTED in r["detail"] for r in ended)
+    assert sum(r["verdict"] == "LEAKED" for r in results) > len(inconclusive), [r["detail"] for r in inconclusive]
     assert any(job["name"].endswith(".rerun1") for job in scenario(report)["jobs"])
 
 

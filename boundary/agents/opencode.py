@@ -21,6 +21,8 @@ EXPECTED_TOOLS = frozenset({"bash", "edit", "glob", "grep", "read", "skill", "ta
 # loopback and the cloud metadata service for a job (the reach scenario): the runner takes both away.
 FORBIDDEN_TOOLS = ("opencode_*", "webfetch")
 PERMISSION_DENIAL = "The user has specified a rule which prevents you from using this specific tool call"
+# An `ask` rule refused: `opencode run` auto-rejects every ask (nobody is there to answer), prints this, and ends.
+ASK_REJECTED = "The user rejected permission to use this specific tool call"
 
 # Project files opencode 1.18.33 loads from the checkout, read from the JS bundled in its binary and tried
 # live (README, "What configures a job"); and git's, which a runner's own git would run.
@@ -80,7 +82,7 @@ PERMISSIVE = {"external_directory": "allow", "read": "allow", "bash": "allow", "
 
 class OpenCode(VocabularyTools):
     name: ClassVar[str] = "opencode"
-    denials: ClassVar[dict[str, tuple[str, ...]]] = {"agent permission": (PERMISSION_DENIAL,)}
+    denials: ClassVar[dict[str, tuple[str, ...]]] = {"agent permission": (PERMISSION_DENIAL, ASK_REJECTED)}
     non_boundary_refusals: ClassVar[tuple[str, ...]] = ("Cannot read binary file",)
     project_agent_paths: ClassVar[tuple[str, ...]] = PROJECT_AGENT_PATHS
     project_protected: ClassVar[tuple[str, ...]] = PROJECT_PROTECTED

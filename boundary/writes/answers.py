@@ -8,7 +8,7 @@ from pathlib import Path
 
 from boundary.model.script import ToolCall
 from boundary.text import excerpt
-from boundary.verdict import Evidence, Finding, Verdict, judge
+from boundary.verdict import ENDED_ON, Evidence, Finding, Verdict, judge
 from boundary.writes.shell import ran, shell_part, view
 from boundary.writes.state import device
 
@@ -50,7 +50,7 @@ class Answers:
         return answers
 
     def _note(self, index: int, channel: str, text: str, path: Path) -> None:
-        if not channel.startswith("shell"):
+        if not channel.startswith("shell") or ENDED_ON in text:  # a refused shell call ran nothing
             self.results[(index, channel)] = text
             return
         part = shell_part(text, index)

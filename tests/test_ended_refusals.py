@@ -1,0 +1,48 @@
+"""A call whose job ended on it, run alone, with the agent printing a refusal in one layer's words (opencode's
+`run` auto-rejects every `ask` and ends) is DENIED by that layer, not INCONCLUSIVE: the model never got the
+refusal back, but the layer refused that call (issue 43 item 7)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from boundary.agents.opencode import ASK_REJECTED, OpenCode
+from boundary.model.script import ToolCall
+from boundary.verdict import ENDED_ON, Verdict, with_ended_refusals
+from boundary.writes.answers import Answers
+
+DENIALS = OpenCode.denials
+# As opencode 1.18.33's `run` printed it, cut to the agent's last words (`boundary.jobs.session.last_words`).
+SAID = (
+    "'! permission requested: external_directory (/state/checkouts/job-a/*); auto-rejecting / ✗ Read "
+    f"/state/checkouts/job-a/notes.txt failed / Error: {ASK_REJECTED}.'"
+)
+
+
+def test_a_refusal_that_ended_the_job_is_the_calls_answer() -> None:
+    answers = with_ended_refusals({"other": "ok"}, {"read-a": SAID}, DENIALS)
+    assert answers == {"other": "ok", "read-a": f"Error: {ASK_REJECTED}. {ENDED_ON}{SAID})"}
+
+
+def test_last_words_no_layer_claims_leave_the_call_unanswered() -> None:
+    crashed = "'panic: runtime error / exit status 2'"
+    assert with_ended_refusals({}, {"read-a": crashed}, DENIALS) == {}
+
+
+def test_an_answer_that_came_back_is_never_replaced() -> None:
+    assert with_ended_refusals({"read-a": "the file"}, {"read-a": SAID}, DENIALS) == {"read-a": "the file"}
+
+
+def test_a_write_channel_whose_job_ended_on_a_refusal_is_denied_by_that_layer(tmp_path: Path) -> None:
+    target = tmp_path / "a.txt"
+    calls = {
+        "write": [(0, ToolCall("wr-write-0", "write", {}))],
+        "shell": [(0, ToolCall("wr-shell-0", "bash", {}))],
+    }
+    ended = {"wr-write-0": SAID, "wr-shell-0": SAID}
+    answers = Answers.gather(calls, with_ended_refusals({}, ended, DENIALS), [target], ())
+    for channel in ("write", "shell"):
+        finding = answers.unchanged(target, (0, channel), DENIALS, ())
+        assert finding.verdict == Verdict.DENIED and finding.layer == "agent permission", finding
+    bare = Answers.gather(calls, {}, [target], ())  # today's: no answer is no proof
+    assert bare.unchanged(target, (0, "write"), DENIALS, ()).verdict == Verdict.INCONCLUSIVE
