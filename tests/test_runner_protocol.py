@@ -117,7 +117,7 @@ def test_a_bad_job_names_the_verb_and_the_field(tmp_path, changes, says):
 
 def test_a_job_may_say_where_it_sees_the_host_directories_its_runner_binds_elsewhere(tmp_path):
     checkout = tmp_path / "checkouts" / "a"
-    binds = {str(checkout): "/workspace", "/var/cache/shared": "/cache"}
+    binds = {str(checkout): "/workspace", str(tmp_path / "checkouts" / "a.data"): "/job/data"}
     assert read_job(json.dumps(job_answer(tmp_path, paths_inside=binds)), "a", tmp_path).paths_inside == binds
     assert read_job(json.dumps(job_answer(tmp_path)), "a", tmp_path).paths_inside == {}
 
@@ -128,11 +128,14 @@ def test_a_job_may_say_where_it_sees_the_host_directories_its_runner_binds_elsew
         ("checkouts/b", "expected one of the job's own places or a directory in one"),
         ("accounts", "expected one of the job's own places or a directory in one"),
         ("", "expected no directory that holds STATE"),
+        ("/dev/shm", "not a directory outside STATE"),
+        ("/var/cache/shared", "not a directory outside STATE"),
     ],
 )
 def test_a_job_may_not_say_where_it_sees_what_is_not_its_own(tmp_path, host, says):
     """The map decides where boundary names a path to the job: one of another job's places mapped nowhere would
-    send every attack on it nowhere, so under STATE only the job's own places may be mapped."""
+    send every attack on it nowhere, and so would a host-wide place (`/dev/shm` mapped to a path that is not there,
+    while the container shares the host's: issue 43 item 4), so only the job's own places may be mapped."""
     answer = job_answer(tmp_path, paths_inside={str(tmp_path / host) if host else str(tmp_path.parent): "/w"})
     with pytest.raises(ProtocolError, match=says):
         read_job(json.dumps(answer), "a", tmp_path)

@@ -262,9 +262,10 @@ def read_job(stdout: str, name: str, state: Path) -> JobAnswer:
 
 def _paths_inside(fields: Fields, job: JobAnswer, state: Path) -> dict[str, str]:
     """Each host directory the job sees elsewhere, and where: absolute paths, neither the root, each inside path
-    given once. Under STATE, only the job's own places (or what is in them): the map decides where boundary names
-    a path to the job, and a map of another job's place could send every attack on it nowhere. Outside STATE,
-    nothing that holds it."""
+    given once, each one of the job's own places (or what is in them). The map decides where boundary names a path
+    to the job: a map of another job's place could send every attack on it nowhere, and one of a directory outside
+    STATE (`/dev/shm` mapped to a path that is not there, while the job shares the host's) would move the sweep's
+    plants and searches there with no proof; the job's own places have their controls."""
     binds = fields.get("paths_inside", dict, {})
     own = [place for place in (job.checkout, job.data, job.tmp, job.runner_files) if place is not None]
     for host, seen in binds.items():
@@ -274,22 +275,27 @@ def _paths_inside(fields: Fields, job: JobAnswer, state: Path) -> dict[str, str]
             if not os.path.isabs(path) or os.path.normpath(path) == "/":
                 wrong = f"expected absolute directories other than /, got {host!r}: {seen!r}"
                 raise fields.error(wrong, "paths_inside")
-        problem = _not_own(Path(os.path.normpath(host)), own, Path(os.path.normpath(state)))
-        if problem:
-            raise fields.error(f"{host}: {problem}", "paths_inside")
     normal = [os.path.normpath(seen) for seen in binds.values()]
     twice = sorted({seen for seen in normal if normal.count(seen) > 1})
     if twice:
         raise fields.error(f"expected each inside path once, got {', '.join(twice)} for more than one", "paths_inside")
+    for host in binds:
+        problem = _not_own(Path(os.path.normpath(host)), own, Path(os.path.normpath(state)))
+        if problem:
+            raise fields.error(f"{host}: {problem}", "paths_inside")
     return dict(binds)
 
 
 def _not_own(host: Path, own: list[Path], state: Path) -> str | None:
     if state.is_relative_to(host):
         return f"expected no directory that holds STATE ({state}): a job that sees it sees every other job's places"
-    if host.is_relative_to(state) and not any(host.is_relative_to(os.path.normpath(place)) for place in own):
+    if not any(host.is_relative_to(os.path.normpath(place)) for place in own):
         places = ", ".join(str(place) for place in own)
-        return f"expected one of the job's own places or a directory in one ({places}), not another part of STATE"
+        where = "another part of STATE" if host.is_relative_to(state) else "a directory outside STATE"
+        return (
+            f"expected one of the job's own places or a directory in one ({places}), not {where}: boundary names "
+            "every other path to the job as the host has it, and a map of it would move its attacks there unproven"
+        )
     return None
 
 
