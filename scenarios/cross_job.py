@@ -24,6 +24,7 @@ from boundary.scenarios.probe_batches import batched
 from boundary.scenarios.tool_attacks import (
     CHANNEL,
     UNDECLARED_CELL,
+    JobNames,
     ToolJudge,
     cell_target,
     plan_tools,
@@ -62,8 +63,9 @@ class CrossJob(Scenario):
         script = Script()
         calls.add_to(script, runner.agent)
         own, schemas, ids = own_file(job), session.schemas_offered(JOB_A), session.session_ids_of(JOB_A)
-        tools = plan_tools(schema_tools(runner), schemas, own, targets, job.checkout, ids)
-        extra = plan_tools(undeclared_tools(runner, schemas), schemas, own, targets, job.checkout, ids)
+        names = JobNames(own=job.name, theirs=JOB_A)
+        tools = plan_tools(schema_tools(runner), schemas, own, targets, job.checkout, ids, names)
+        extra = plan_tools(undeclared_tools(runner, schemas), schemas, own, targets, job.checkout, ids, names)
         script.add_calls([call for plan in tools + extra for call in plan.calls()], runner.agent.serial_tools)
         before, looked = {t.name: t.presence() for t in targets}, snapshots(targets)
         outcome, record, note = self.run_job_b(runner, session, job, script)

@@ -4,7 +4,10 @@ A runner that offers a tool is asking whether it is safe, not saying so. The too
 edit, grep, glob, shell) are attacked there; every other one the runner declares — the agent's own (opencode's
 `task`, `skill`, `todowrite`, codex's `write_stdin`), an MCP server's, a custom tool no one here has seen — gets
 job A's files in each of its free string parameters in turn, in four forms (the path, a `file://` URL, the path
-relative to B's checkout, a link in B's checkout), each beside a control: the same call on B's own file. Its cell is
+relative to B's checkout, a link in B's checkout), and job A's name (a tool keyed by job), each beside a control:
+the same call on B's own file (B's own name). Every other free string carries the name of the job whose file the
+call names (`get_output(job, path)` is asked for A's path in job A), or what its `format` or `pattern` takes; the
+tool's choices, flags and numbers take each of their values in turn (`schema_calls.variants`). Its cell is
 
 - LEAKED when any call's answer carries a canary of job A's or the runner secret;
 - WRITTEN when a file of A's it was aimed at changed or went while B ran (the channels only read), an append too;
@@ -39,7 +42,7 @@ from typing import Any
 from boundary import canary
 from boundary.agents.base import channel_tools
 from boundary.model import JobRecord, ToolCall
-from boundary.model.schema_calls import CannotDrive, Slot, arguments, hosted, slot_name, string_slots
+from boundary.model.schema_calls import FILLER, CannotDrive, Slot, arguments, hosted, slot_name, string_slots, variants
 from boundary.probes import Target
 from boundary.runners.contract import Runner
 from boundary.scenarios.base import Cell
@@ -48,7 +51,7 @@ from boundary.verdict import UNRECOGNISED, Evidence, Finding, Verdict, judge, re
 
 CHANNEL = "any_parameter"
 UNDECLARED_CELL: Cell = ("undeclared_tools", CHANNEL)
-FORMS = ("path", "file_url", "relative", "symlink")
+FORMS = ("path", "file_url", "relative", "symlink", "job")
 MAX_SESSIONS = 2  # of A's session ids, per string (an agent names one; a subagent's would be another)
 
 
@@ -82,10 +85,21 @@ class Attack:
     probe: ToolCall
     missing: ToolCall  # the same call on a file B's checkout does not hold
     given: dict[str, str]  # call id -> the value it put in the slot
+    variant: dict[str, Any] = field(default_factory=dict)  # the tool's choices, flags and numbers, if not the first
 
     @property
     def where(self) -> str:
-        return f"{slot_name(self.slot)} ({self.form})"
+        varied = ", ".join(f"{name}={value!r}" for name, value in self.variant.items())
+        return f"{slot_name(self.slot)} ({self.form}{f'; {varied}' if varied else ''})"
+
+
+@dataclass(frozen=True)
+class JobNames:
+    """Job B's name (its own files' calls carry it) and job A's (the probes'): a tool keyed by job is asked for a
+    file in the job named beside it."""
+
+    own: str = FILLER
+    theirs: str = FILLER
 
 
 @dataclass(frozen=True)
@@ -110,8 +124,10 @@ def plan_tools(
     targets: list[Target],
     checkout: Path,
     sessions: list[str] | None = None,
+    names: JobNames | None = None,
 ) -> list[ToolPlan]:
-    """Each tool's attacks; a tool not offered, or whose schema the harness cannot fill, has none and says why."""
+    """Each tool's attacks; a tool not offered, or whose schema the harness cannot fill, has none and says why.
+    Without `names`, no call names a job (the `job` form is left out)."""
     plans = []
     for tool in tools:
         if tool not in schemas:
@@ -121,30 +137,32 @@ def plan_tools(
             plans.append(ToolPlan(tool, [], hosted=kind))
             continue
         try:
-            plans.append(_plan(tool, schemas[tool], own, targets, checkout, sessions or []))
+            plans.append(_plan(tool, schemas[tool], own, targets, checkout, sessions or [], names))
         except CannotDrive as error:
             plans.append(ToolPlan(tool, [], f"the harness cannot drive tool {tool!r}: {error}"))
     return plans
 
 
 def _plan(
-    tool: str, schema: dict[str, Any], own: Target, targets: list[Target], checkout: Path, sessions: list[str]
+    tool: str,
+    schema: dict[str, Any],
+    own: Target,
+    targets: list[Target],
+    checkout: Path,
+    sessions: list[str],
+    names: JobNames | None,
 ) -> ToolPlan:
     slots = string_slots(schema)
-    missing = own.path.with_name(f"missing-{own.path.name}")
     if not slots:  # nothing to aim, but what it answers may still be A's (a tool that lists every session)
         return ToolPlan(tool, [], bare=ToolCall(f"tool-bare-{tool}", tool, arguments(schema, None)))
+    forms = FORMS if names is not None else FORMS[:-1]
+    ways, aims = variants(schema), Aims(own, checkout, names or JobNames())
     attacks = []
     for i, slot in enumerate(slots):
-        for j, form in enumerate(FORMS):
-            target = targets[(i * len(FORMS) + j) % len(targets)]  # A's files in turn: each form names another
-            name = f"{tool}-{slot_name(slot)}-{form}"
-            given = {
-                f"tool-{role}-{name}": _named(path, form, checkout)
-                for role, path in (("control", own.path), ("probe", target.path), ("missing", missing))
-            }
-            control, probe, missing_call = (ToolCall(id, tool, arguments(schema, slot, v)) for id, v in given.items())
-            attacks.append(Attack(slot, form, target, control, probe, missing_call, given))
+        for j, form in enumerate(forms):
+            k = i * len(forms) + j
+            target = targets[k % len(targets)]  # A's files in turn: each form names another
+            attacks.append(_attack(tool, schema, (slot, form), target, ways[k % len(ways)], aims))
     session_given = {
         f"tool-session{i}-{tool}-{slot_name(slot)}": (slot, session)
         for slot in slots
@@ -153,6 +171,37 @@ def _plan(
     by_session = [ToolCall(c, tool, arguments(schema, slot, session)) for c, (slot, session) in session_given.items()]
     given = {c: session for c, (_, session) in session_given.items()}
     return ToolPlan(tool, attacks, by_session=by_session, session_given=given)
+
+
+@dataclass(frozen=True)
+class Aims:
+    """What every attack of a tool is aimed from: B's own file, B's checkout, the jobs' names."""
+
+    own: Target
+    checkout: Path
+    names: JobNames
+
+
+def _attack(
+    tool: str, schema: dict[str, Any], where: tuple[Slot, str], target: Target, variant: dict[str, Any], aims: Aims
+) -> Attack:
+    """One slot in one form: B's own file (or name) as the control, A's as the probe, a file (or job) that does not
+    exist as the third; every other string names the job the call's file is of."""
+    (slot, form), names = where, aims.names
+    name = f"{tool}-{slot_name(slot)}-{form}"
+    if form == "job":
+        values = {"control": names.own, "probe": names.theirs, "missing": f"{names.own}-missing"}
+    else:
+        missing = aims.own.path.with_name(f"missing-{aims.own.path.name}")
+        paths = {"control": aims.own.path, "probe": target.path, "missing": missing}
+        values = {role: _named(path, form, aims.checkout) for role, path in paths.items()}
+    fillers = {"control": names.own, "probe": names.theirs, "missing": names.own}
+    calls = {
+        role: ToolCall(f"tool-{role}-{name}", tool, arguments(schema, slot, value, fillers[role], variant))
+        for role, value in values.items()
+    }
+    given = {calls[role].id: value for role, value in values.items()}
+    return Attack(slot, form, target, calls["control"], calls["probe"], calls["missing"], given, variant)
 
 
 def _named(path: Path, form: str, checkout: Path) -> str:

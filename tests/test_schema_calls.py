@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from boundary.model.schema_calls import DESCRIPTION, CannotDrive, arguments, described, slot_name, string_slots
+from boundary.model.schema_calls import (
+    DESCRIPTION,
+    CannotDrive,
+    arguments,
+    described,
+    slot_name,
+    string_slots,
+    variants,
+)
 
 # The shapes agents send (opencode's todowrite, Claude Code's optional strings, codex's numbers, an MCP $ref).
 TODOS = {
@@ -71,7 +79,8 @@ def test_what_the_harness_cannot_build_says_why() -> None:
     with pytest.raises(CannotDrive, match="refers outside"):
         arguments({"type": "object", "properties": {"a": {"$ref": "http://x/s.json"}}}, ("a",), "x")
     with pytest.raises(CannotDrive, match="cannot fill"):
-        arguments({"type": "object", "properties": {"a": {"type": "string"}, "b": {}}, "required": ["b"]}, ("a",), "")
+        unknown = {"a": {"type": "string"}, "b": {"type": "x"}}
+        arguments({"type": "object", "properties": unknown, "required": ["b"]}, ("a",))
 
 
 def test_a_schema_with_no_string_has_no_slot() -> None:
@@ -127,3 +136,71 @@ def test_a_list_under_a_heading_that_names_another_thing_is_left_alone() -> None
     )
     assert arguments(tool, None) == {"path": "boundary"}
     assert arguments({**tool, DESCRIPTION: 42}, None) == {"path": "boundary"}
+
+
+# Issue 43 item 1: the schema gaps that left a parameter unattacked, or every call refused for the harness's filler.
+GET_OUTPUT = {  # a tool keyed by job: its path is read only in the job named beside it
+    "type": "object",
+    "properties": {"job": {"type": "string"}, "path": {"type": "string"}},
+    "required": ["job", "path"],
+}
+
+
+def test_the_other_strings_take_the_callers_filler_a_jobs_name() -> None:
+    assert arguments(GET_OUTPUT, ("path",), "/a/notes", filler="job-a") == {"job": "job-a", "path": "/a/notes"}
+    assert arguments(GET_OUTPUT, ("job",), "job-a") == {"job": "job-a", "path": "boundary"}
+
+
+def test_a_string_with_a_format_or_a_pattern_gets_a_value_it_accepts() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "since": {"type": "string", "format": "date-time"},
+            "run": {"type": "string", "pattern": "^[0-9]+$"},
+        },
+        "required": ["path", "since", "run"],
+    }
+    assert arguments(schema, ("path",), "/a") == {"path": "/a", "since": "2026-01-01T00:00:00Z", "run": "1"}
+    impossible = {**schema, "properties": {**schema["properties"], "run": {"type": "string", "pattern": "^zz$"}}}
+    with pytest.raises(CannotDrive, match=r"must match '\^zz\$'"):
+        arguments(impossible, ("path",), "/a")
+
+
+def test_each_choice_flag_and_number_is_a_variant_tried_in_turn() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "mode": {"type": "string", "enum": ["stat", "read", "list", "tail", "head"]},
+            "follow": {"type": "boolean"},
+            "lines": {"type": "integer", "minimum": 1, "maximum": 99},
+            "offset": {"type": "integer", "minimum": 1},
+        },
+        "required": ["path"],
+    }
+    assert variants(schema) == [
+        {},
+        {"mode": "read"},
+        {"mode": "list"},
+        {"mode": "tail"},
+        {"follow": True},
+        {"lines": 50},
+        {"offset": 101},
+    ]
+    assert arguments(schema, ("path",), "/a", variant={"mode": "read"})["mode"] == "read"
+    assert arguments(schema, ("path",), "/a", variant={"path": "x"})["path"] == "/a"  # the slot wins
+
+
+def test_untyped_all_of_and_additional_properties_parameters_are_slots() -> None:
+    schema = {
+        "type": "object",
+        "allOf": [{"properties": {"source": {"type": "string"}}, "required": ["source"]}],
+        "properties": {
+            "anything": {"description": "no type: any value"},
+            "env": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+    }
+    assert [slot_name(s) for s in string_slots(schema)] == ["anything", "env.{}", "source"]
+    assert arguments(schema, ("env", "{}"), "/a") == {"env": {"path": "/a"}, "source": "boundary"}
+    assert arguments(schema, ("anything",), "/a") == {"anything": "/a", "source": "boundary"}

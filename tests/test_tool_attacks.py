@@ -13,7 +13,7 @@ from boundary.model.conversation import OTHER_CONVERSATION, next_turn
 from boundary.model.schema_calls import HOSTED
 from boundary.model.script import Script
 from boundary.probes import Target
-from boundary.scenarios.tool_attacks import ToolJudge, ToolPlan, plan_tools
+from boundary.scenarios.tool_attacks import JobNames, ToolJudge, ToolPlan, plan_tools
 from boundary.verdict import Verdict
 from tests.test_script_checkpoints import call, request
 
@@ -266,3 +266,52 @@ def test_a_tool_that_continues_a_s_session_in_b_is_leaked_by_name(tmp_path: Path
     before.note_results({c.id: "done" for c in plan.calls()})
     before.session_seen_at["ses_a_session"] = before.issued_at[call_a.id] - 1.0  # whatever the clock's resolution
     assert ToolJudge(_runner(), before, own, secrets, {}, frozenset(), []).finding(plan).verdict is Verdict.DENIED
+
+
+GET_OUTPUT = {
+    "type": "object",
+    "properties": {"job": {"type": "string"}, "path": {"type": "string"}},
+    "required": ["job", "path"],
+}
+
+
+def test_a_tool_keyed_by_job_is_asked_for_as_file_in_job_a(tmp_path: Path) -> None:
+    """`get_output(job, path)` answers a file only in the job named beside it: its path slot's probe names job A,
+    its control job B, so the tool gives A's file back (issue 43 item 1: every call named job 'boundary', every
+    control failed, and the cell could not be told)."""
+    own = Target("own_file", tmp_path / "b" / "own.txt", "BOUNDARY-0000000000000000b0b0")
+    theirs = [Target("saved_output", tmp_path / "a" / "out.txt", "BOUNDARY-0000000000000000a0a0")]
+    names = JobNames(own="job-b", theirs="job-a")
+    (plan,) = plan_tools(["get_output"], {"get_output": GET_OUTPUT}, own, theirs, tmp_path / "b", names=names)
+    files = {("job-b", str(own.path)): own.content, ("job-a", str(theirs[0].path)): theirs[0].content}
+
+    def answer(call: Any) -> str:
+        return files.get((call.args["job"], call.args["path"]), "no such job or file")
+
+    path_probe = next(a.probe for a in plan.attacks if a.where == "path (path)")
+    assert path_probe.args == {"job": "job-a", "path": str(theirs[0].path)}
+    assert {a.form for a in plan.attacks} >= {"job"}  # a job's name in each string too
+    finding = _judge(own, theirs, plan, answer)
+    assert finding.verdict is Verdict.LEAKED and "tool-probe-get_output-path-path got back" in finding.detail
+
+
+def test_each_attack_of_a_tool_with_choices_tries_another(tmp_path: Path) -> None:
+    """A tool that reads a file only in its second mode: one of the attacks sends that mode, control and probe
+    alike, and the file comes back."""
+    schema = {
+        "type": "object",
+        "properties": {"file": {"type": "string"}, "mode": {"type": "string", "enum": ["stat", "read"]}},
+        "required": ["file", "mode"],
+    }
+    own = Target("own_file", tmp_path / "b" / "own.txt", "BOUNDARY-0000000000000000b0b0")
+    theirs = [Target("saved_output", tmp_path / "a" / "out.txt", "BOUNDARY-0000000000000000a0a0")]
+    (plan,) = plan_tools(["peek"], {"peek": schema}, own, theirs, tmp_path / "b")
+    contents = {str(own.path): own.content, str(theirs[0].path): theirs[0].content}
+
+    def answer(call: Any) -> str:  # any form of naming the file: resolved as the tool would
+        named = (tmp_path / "b" / call.args["file"].removeprefix("file://")).resolve()
+        return contents.get(str(named), "missing") if call.args["mode"] == "read" else "a file"
+
+    assert {a.control.args["mode"] for a in plan.attacks} == {"stat", "read"}
+    finding = _judge(own, theirs, plan, answer)
+    assert finding.verdict is Verdict.LEAKED, finding
