@@ -219,6 +219,18 @@ def test_a_declared_file_reading_tool_is_attacked_from_its_schema(pytester: pyte
     assert scenario(report)["offered_tools"]["passed"]  # declared: only the attack can tell
 
 
+def test_a_tool_keyed_by_job_is_asked_for_job_as_files_in_job_a(pytester: pytest.Pytester) -> None:
+    """Issue 43 item 1: a log viewer that reads a file only in the job named beside it is asked for A's file in
+    job A (the other string names the job of the call's file): LEAKED, named; the agent's own tools, now tried
+    with each of their choices, flags and numbers, hold."""
+    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:JobKeyedFileTool", *CROSS_JOB)
+    assert result.ret == 1
+    tools = {r["target"]: r for r in scenario(report)["results"] if r["channel"] == "any_parameter"}
+    assert tools["tool:files_job_file"]["verdict"] == "LEAKED", tools["tool:files_job_file"]
+    assert "tool-probe-files_job_file-path-path got back" in tools["tool:files_job_file"]["detail"]
+    assert {tools[f"tool:{name}"]["verdict"] for name in ("skill", "task", "todowrite")} == {"DENIED"}
+
+
 def test_an_undeclared_file_reading_tool_is_attacked_too(pytester: pytest.Pytester) -> None:
     """The same tool, not declared: the offered-tools check fails, and the undeclared tools' cell says it leaks."""
     result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:UndeclaredFileTool", *CROSS_JOB)

@@ -88,6 +88,20 @@ class DeclaredFileTool(OpencodeRunner):
         return {"mcp": {"files": _local_mcp("boundary.sabotage.mcp_files")}}
 
 
+class JobKeyedFileTool(OpencodeRunner):
+    """A runner's log viewer, `files_job_file(job, path)`: it reads a file only in the job named beside it, and
+    believes whichever job a call names (issue 43 item 1: every call named job `boundary`, so even B's own file
+    never came back, and the cell could not be told)."""
+
+    name = "job-keyed-file-tool"
+
+    def expected_tools(self) -> frozenset[str]:
+        return super().expected_tools() | {"files_job_file"}
+
+    def agent_config_extra(self, paths: JobPaths) -> dict[str, Any]:
+        return {"mcp": {"files": _local_mcp("boundary.sabotage.mcp_files", str(self._layout().checkouts))}}
+
+
 class UndeclaredFileTool(DeclaredFileTool):
     """The same file-reading MCP tool, not declared: the offered-tools check fails, and the attack says it leaks."""
 
