@@ -59,7 +59,11 @@ class NetworkUse:
         if MODEL not in self.inet:
             if self.observed_by == "packets":
                 return "the packet capture shows no connection to the scripted model, so it proves nothing"
-            return "the trace shows no connection to the scripted model, so it proves nothing (strace saw nothing?)"
+            return (
+                "the trace shows no connection to the scripted model, so it proves nothing: the agent never reached "
+                "the model (did it start? a job's own tamper can break its restart: see its transcript), or strace "
+                "did not follow it"
+            )
         return None
 
     @property
