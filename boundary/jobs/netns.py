@@ -31,7 +31,7 @@ done
 # mount namespace: a job that finds them found the harness, not a leak of the runner. The trace file is
 # opened first, as fd 9, so strace still writes it.
 _HIDE = """exec 9>>{trace}
-mount -t tmpfs -o size=64k,mode=0700 boundary-hidden {records}
+mount -t tmpfs -o ro,size=64k,mode=0700 boundary-hidden {records}
 """
 
 

@@ -3,8 +3,9 @@
 Jobs on one host share a network and a PID namespace, so a runner that forgets a boundary
 between them must be caught: a job of a pod sees the others' processes (their `environ`,
 their `cmdline`). The scripted model is bridged in once; the harness's records are hidden
-under an empty tmpfs. Each job enters with nsenter, traced by strace, and is reaped by a
-child subreaper: when it ends, what it left running dies, and nothing of another job does.
+under an empty read-only tmpfs (no job may write there: it is no place two jobs share). Each
+job enters with nsenter, traced by strace, and is reaped by a child subreaper: when it ends,
+what it left running dies, and nothing of another job does.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from boundary.jobs.packets import PacketWatch, route_everything_to_loopback
 _INIT = """set -e
 {loopback}{routes}\
 socat TCP-LISTEN:{port},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:{socket} </dev/null >/dev/null 2>&1 &
-mount -t tmpfs -o size=64k,mode=0700 boundary-hidden {records}
+mount -t tmpfs -o ro,size=64k,mode=0700 boundary-hidden {records}
 for i in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && break; sleep 0.02; done
 echo ready
 trap 'exit 0' TERM
