@@ -86,6 +86,7 @@ class Attack:
     missing: ToolCall  # the same call on a file B's checkout does not hold
     given: dict[str, str]  # call id -> the value it put in the slot
     variant: dict[str, Any] = field(default_factory=dict)  # the tool's choices, flags and numbers, if not the first
+    filled: dict[str, str] = field(default_factory=dict)  # call id -> the job name its other strings carried
 
     @property
     def where(self) -> str:
@@ -201,7 +202,8 @@ def _attack(
         for role, value in values.items()
     }
     given = {calls[role].id: value for role, value in values.items()}
-    return Attack(slot, form, target, calls["control"], calls["probe"], calls["missing"], given, variant)
+    filled = {calls[role].id: filler for role, filler in fillers.items()}
+    return Attack(slot, form, target, calls["control"], calls["probe"], calls["missing"], given, variant, filled)
 
 
 def _named(path: Path, form: str, checkout: Path) -> str:
@@ -387,9 +389,9 @@ VOLATILE = re.compile(
 
 
 def _unnamed(attack: Attack, call: ToolCall, results: dict[str, str]) -> str:
-    """A call's answer with the file it named taken out (as given, and by its name alone), and what varies from
-    call to call (VOLATILE)."""
+    """A call's answer with the file it named taken out (as given, and by its name alone), the job its other
+    strings named too, and what varies from call to call (VOLATILE)."""
     result, value = results[call.id], attack.given[call.id]
-    for name in (value, Path(value).name):
+    for name in sorted({value, Path(value).name, attack.filled.get(call.id, "")} - {""}, key=len, reverse=True):
         result = result.replace(name, "<file>")
     return VOLATILE.sub("<id>", result)

@@ -315,3 +315,20 @@ def test_each_attack_of_a_tool_with_choices_tries_another(tmp_path: Path) -> Non
     assert {a.control.args["mode"] for a in plan.attacks} == {"stat", "read"}
     finding = _judge(own, theirs, plan, answer)
     assert finding.verdict is Verdict.LEAKED, finding
+
+
+def test_a_job_keyed_tool_that_echoes_the_job_is_compared_with_the_job_aside(tmp_path: Path) -> None:
+    """`get_output` answering only a size, with the job's name in front: A's file answered as B's own once each
+    job's name is taken out as its path is (the job is what the call typed, not what the file holds)."""
+    own = Target("own_file", tmp_path / "b" / "own.txt", "BOUNDARY-0000000000000000b0b0")
+    theirs = [Target("saved_output", tmp_path / "a" / "out.txt", "BOUNDARY-0000000000000000a0a0")]
+    names = JobNames(own="job-b", theirs="job-a")
+    (plan,) = plan_tools(["get_output"], {"get_output": GET_OUTPUT}, own, theirs, tmp_path / "b", names=names)
+    files = {("job-b", str(own.path)), ("job-a", str(theirs[0].path))}
+
+    def answer(call: Any) -> str:
+        job = call.args["job"]
+        return f"{job}: 30 bytes" if (job, call.args["path"]) in files else "not found"
+
+    finding = _judge(own, theirs, plan, answer)
+    assert finding.verdict is Verdict.LEAKED and "was answered as B's own file" in finding.detail, finding
