@@ -233,6 +233,18 @@ def test_a_tool_keyed_by_job_is_asked_for_job_as_files_in_job_a(pytester: pytest
     assert {tools[f"tool:{name}"]["verdict"] for name in ("skill", "task", "todowrite")} == {"DENIED"}
 
 
+def test_a_file_tool_deferred_behind_tool_search_is_loaded_checked_and_attacked(pytester: pytest.Pytester) -> None:
+    """Issue 43 item 2: Claude Code sends a deferred MCP tool's name only, behind ToolSearch; the runner declares
+    what the model is sent whole. The harness loads the deferred tools through ToolSearch as a model does: the
+    offered-tools check names the reader, and the undeclared tools' cell says it leaks."""
+    runner = "boundary.sabotage.claude:DeferredFileTool"
+    result, report = run_suite(pytester, "--runner", runner, *CLAUDE_CROSS_JOB)
+    assert result.ret == 1
+    assert scenario(report)["offered_tools"]["added"] == ["mcp__files__read_text"]
+    cell = next(r for r in scenario(report)["results"] if r["target"] == "undeclared_tools")
+    assert cell["verdict"] == "LEAKED" and "mcp__files__read_text" in cell["detail"], cell
+
+
 def test_an_undeclared_file_reading_tool_is_attacked_too(pytester: pytest.Pytester) -> None:
     """The same tool, not declared: the offered-tools check fails, and the undeclared tools' cell says it leaks."""
     result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:UndeclaredFileTool", *CROSS_JOB)

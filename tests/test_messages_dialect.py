@@ -89,3 +89,57 @@ def test_token_counts_are_answered_not_counted_as_stray(server: ModelServer) -> 
     status, text = post(server, "/jobs/j/v1/messages/count_tokens?beta=true", {"messages": []})
     assert status == 200 and json.loads(text) == {"input_tokens": 1}
     assert server.stray == []
+
+
+SEARCH = {
+    "name": "ToolSearch",
+    "input_schema": {"type": "object", "properties": {"query": {"type": "string"}, "max_results": {"type": "number"}}},
+}
+FILES = {"name": "mcp__files__read_text", "defer_loading": True, "input_schema": READ["input_schema"]}
+# Claude Code 2.1.332's words, tool search on (seen live): the deferred tools' names, their schemas not sent.
+ANNOUNCING = (
+    "You are powered by the model named X.\n\nThe following deferred tools are now available via ToolSearch. Their "
+    'schemas are NOT loaded. Use ToolSearch with query "select:<name>[,<name>...]" to load tool schemas before '
+    "calling them:\nWebFetch\nmcp__files__read_text\n\nAvailable agent types for the Agent tool:\n- claude: any"
+)
+
+
+def test_tools_deferred_behind_the_search_tool_are_offered_and_loaded_by_name() -> None:
+    """Issue 43 item 2: a tool the model reaches through ToolSearch (an MCP server's, deferred) counts as offered,
+    and the search tool is asked for every one of them by name, as the model loads one."""
+    body = {"tools": [READ, SEARCH], "system": [{"type": "text", "text": ANNOUNCING}], "messages": []}
+    request = Messages().parse(body)
+    assert request.deferred == {"WebFetch", "mcp__files__read_text"}
+    load = request.load_deferred
+    assert load is not None and load.tool == "ToolSearch"
+    assert load.args == {"query": "select:WebFetch,mcp__files__read_text", "max_results": 2}
+    loaded = Messages().parse({**body, "tools": [READ, SEARCH, FILES]})
+    assert loaded.deferred == {"WebFetch"} and "mcp__files__read_text" in (loaded.tools or {})
+    assert loaded.load_deferred is not None and loaded.load_deferred.id != load.id
+    tagged = {"tools": [SEARCH], "messages": [{"role": "user", "content": ANNOUNCING.split(":\n")[0]}]}
+    assert Messages().parse(tagged).deferred == set()
+    reminder = "<available-deferred-tools>\nNotebookEdit\nmcp__x__y\n</available-deferred-tools>"
+    tagged["messages"] = [{"role": "user", "content": [{"type": "text", "text": reminder}]}]
+    assert Messages().parse(tagged).deferred == {"NotebookEdit", "mcp__x__y"}
+    assert Messages().parse({"tools": [READ], "system": ANNOUNCING}).load_deferred is None  # nothing to load with
+
+
+def test_the_deferred_tools_are_loaded_before_the_script_and_never_asked_twice(server: ModelServer) -> None:
+    script = Script()
+    script.add_step(ToolCall("c1", "mcp__files__read_text", {"file_path": "/x"}))
+    record = server.open_job("j", script)
+    body = {"tools": [READ, SEARCH], "system": ANNOUNCING, "messages": []}
+    _, text = post(server, "/jobs/j/v1/messages", body)
+    load = next(e["content_block"] for e in events(text) if e["type"] == "content_block_start")
+    assert load["name"] == "ToolSearch" and load["id"].startswith("boundary-load-deferred-")
+    query = json.loads(next(e["delta"]["partial_json"] for e in events(text) if e["type"] == "content_block_delta"))
+    asked = {"role": "assistant", "content": [{**load, "input": query}]}
+    found = [{"type": "tool_reference", "tool_name": "mcp__files__read_text"}]  # WebFetch: not found
+    answered = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": load["id"], "content": found}]}
+    _, text = post(
+        server, "/jobs/j/v1/messages", {**body, "tools": [READ, SEARCH, FILES], "messages": [asked, answered]}
+    )
+    call = next(e["content_block"] for e in events(text) if e["type"] == "content_block_start")
+    assert call["id"] == "c1" and not record.errors
+    assert record.offered_union() == {"Read", "ToolSearch", "WebFetch", "mcp__files__read_text"}
+    assert "mcp__files__read_text" in record.schemas and "WebFetch" not in record.schemas

@@ -31,6 +31,9 @@ def next_turn(script: Script, request: ModelRequest, record: JobRecord) -> Turn:
     if _another_conversation(script, request, record):
         return Turn(text=OTHER_CONVERSATION)
     record.note_results({k: v for k, v in request.results.items() if k in set(script.call_ids())})
+    load = request.load_deferred
+    if load is not None and load.id not in request.issued_ids:
+        return Turn(calls=[load])  # every tool the agent defers, offered whole before the script asks for any
     while True:
         known = len(script.steps)
         calls = _next_step(script, request, record)

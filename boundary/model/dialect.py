@@ -23,6 +23,10 @@ class ModelRequest:
     issued_ids: frozenset[str]  # tool-call ids of earlier assistant turns
     results: dict[str, str]  # tool-call id -> the result the agent sent back
     sessions: frozenset[str] = frozenset()  # the session ids its headers name (set by the server)
+    # Tools the agent named as loadable through its search tool but has not sent the schemas of (Claude Code's
+    # deferred tools): offered all the same, since the model may load any of them.
+    deferred: frozenset[str] = frozenset()
+    load_deferred: ToolCall | None = None  # the call to the agent's search tool that loads every deferred tool
 
 
 class Dialect(Protocol):

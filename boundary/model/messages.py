@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
@@ -11,6 +13,15 @@ from boundary.model.schema_calls import described
 from boundary.model.script import ToolCall
 
 USAGE = {"input_tokens": 1, "output_tokens": 1}
+
+# How Claude Code names the tools it defers behind its search tool (2.1.332, seen live, tool search on by default
+# with a model URL of one's own): the system prompt's list, one name a line, or a reminder's tagged list. Their
+# schemas reach the model only once it asks the search tool for them (`select:A,B`).
+ANNOUNCED = (
+    re.compile(r"deferred tools are now available via (?P<search>\w+)\b[^\n]*\n(?P<names>(?:[\w.:@/-]+\n)+)"),
+    re.compile(r"<available-deferred-tools>\s*(?P<names>.*?)</available-deferred-tools>", re.S),
+)
+SEARCH_TOOL = "ToolSearch"
 
 
 class Messages:
@@ -33,7 +44,10 @@ class Messages:
                     issued.add(block["id"])
                 elif block.get("type") == "tool_result":
                     results[block["tool_use_id"]] = text_of(block.get("content", ""))
-        return ModelRequest(tools, frozenset(issued), results)
+        deferred, search = _announced(body)
+        deferred -= set(tools or {})
+        load = _load_call(search, deferred - _asked(body, search), tools or {})
+        return ModelRequest(tools, frozenset(issued), results, deferred=frozenset(deferred), load_deferred=load)
 
     def stream_tool_calls(self, calls: list[ToolCall]) -> Iterator[str]:
         yield _message_start()
@@ -47,6 +61,45 @@ class Messages:
         yield _message_start()
         yield from _block(0, {"type": "text", "text": ""}, {"type": "text_delta", "text": text})
         yield from _message_end("end_turn")
+
+
+def _announced(body: dict[str, Any]) -> tuple[set[str], str]:
+    """The tool names the request announces as deferred, and the search tool that loads them."""
+    texts = [text_of(body.get("system", ""))]
+    texts += [text_of(message.get("content", "")) for message in body.get("messages", []) if isinstance(message, dict)]
+    names: set[str] = set()
+    search = SEARCH_TOOL
+    for pattern in ANNOUNCED:
+        for found in (m for text in texts for m in pattern.finditer(text)):
+            names.update(found["names"].split())
+            search = found.groupdict().get("search") or search
+    return names, search
+
+
+def _asked(body: dict[str, Any], search: str) -> set[str]:
+    """The tools the conversation's earlier calls of the search tool asked for by name: one it did not find stays
+    deferred, and is not asked for again."""
+    asked: set[str] = set()
+    for message in body.get("messages", []):
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            query = block.get("input", {}).get("query") if block.get("name") == search else None
+            if isinstance(query, str) and query.startswith("select:"):
+                asked.update(query.removeprefix("select:").split(","))
+    return asked
+
+
+def _load_call(search: str, deferred: set[str], tools: dict[str, dict[str, Any]]) -> ToolCall | None:
+    """The search tool asked for every deferred tool not asked for yet, by name, as the model loads one; its id
+    names what it asks, so a retried request is asked the same."""
+    if not deferred or search not in tools:
+        return None
+    names = ",".join(sorted(deferred))
+    args: dict[str, Any] = {"query": f"select:{names}"}
+    if "max_results" in tools[search].get("properties", {}):
+        args["max_results"] = len(deferred)
+    digest = hashlib.sha256(names.encode()).hexdigest()[:12]
+    return ToolCall(f"boundary-load-deferred-{digest}", search, args)
 
 
 def _message_start() -> str:

@@ -42,14 +42,17 @@ class JobRecord:
                 self.session_seen_at.setdefault(session, time.monotonic())
         return frozenset(named)
 
-    def note_request(self, tools: dict[str, dict[str, Any]] | None, latency_s: float) -> None:
-        """A request came; `tools`: the tools it offered, by name, with their schemas (None: it offered none)."""
+    def note_request(
+        self, tools: dict[str, dict[str, Any]] | None, latency_s: float, deferred: frozenset[str] = frozenset()
+    ) -> None:
+        """A request came; `tools`: the tools it offered, by name, with their schemas (None: it offered none);
+        `deferred`: those it named as loadable without their schemas, offered too."""
         with self._lock:
             self.requests += 1
             self.latencies_s.append(latency_s)
             self.requested_at.append(time.time() - latency_s)
             if tools is not None:
-                self.offered.append(frozenset(tools))
+                self.offered.append(frozenset(tools) | deferred)
                 self.schemas = {**tools, **self.schemas}
 
     def note_issued(self, call_ids: list[str], sessions: frozenset[str] = frozenset()) -> None:

@@ -129,9 +129,8 @@ class _Handler(BaseHTTPRequestHandler):
         turn = next_turn(script, request, record)
         calls = [view.call(call) for call in turn.calls or ()]
         events = dialect.stream_tool_calls(calls) if calls else dialect.stream_text(turn.text)
-        record.note_request(
-            request.tools, time.monotonic() - started
-        )  # before the reply: the job may act on it at once
+        # before the reply: the job may act on it at once
+        record.note_request(request.tools, time.monotonic() - started, request.deferred)
         self._send_sse(events)
 
     def _parse_json(self, raw: bytes, record: JobRecord) -> dict[str, Any] | None:

@@ -5,12 +5,15 @@ Select one with `--agent claude --runner boundary.sabotage.claude:NAME`.
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 from typing import Any, cast
 
 from boundary import shared_defaults
 from boundary.layout import JobPaths
 from boundary.runners.claude import ClaudeRunner
+from boundary.runners.contract import Job
 
 
 class SandboxOnly(ClaudeRunner):
@@ -74,3 +77,37 @@ class KeepsSandboxDefaults(ClaudeRunner):
         filesystem = cast(dict[str, Any], settings["sandbox"])["filesystem"]
         filesystem["denyWrite"] = [p for p in filesystem["denyWrite"] if p not in shared_defaults.srt_spellings()]
         return settings
+
+
+class DeferredFileTool(ClaudeRunner):
+    """Claude Code's tools and ToolSearch, tool search on as it comes, and a runner's MCP file reader allowed: the
+    reader is deferred behind ToolSearch, so the model is sent only its name, and it reads any path from beside
+    the agent. The runner declares the tools the model is sent whole (issue 43 item 2): the harness must load the
+    deferred tools, see the reader among the offered tools, and attack it."""
+
+    name = "claude-deferred-file-tool"
+
+    def tool_names(self) -> tuple[str, ...]:
+        return (*super().tool_names(), "ToolSearch")
+
+    def expected_tools(self) -> frozenset[str]:
+        return frozenset({*self.tool_names(), "DeferredToolPlaceholder"})
+
+    def extra_flags(self) -> list[str]:
+        package_root = str(Path(__file__).resolve().parents[2])
+        server = {
+            "command": sys.executable,
+            "args": ["-m", "boundary.sabotage.mcp_files"],
+            "env": {"PYTHONPATH": package_root},
+        }
+        return [*super().extra_flags(), "--mcp-config", json.dumps({"mcpServers": {"files": server}})]
+
+    def settings(self, paths: JobPaths) -> dict[str, object]:
+        settings = super().settings(paths)
+        cast(dict[str, Any], settings["permissions"])["allow"] = ["mcp__files"]
+        return settings
+
+    def configure_job(self, paths: JobPaths, model_url: str) -> Job:
+        job = super().configure_job(paths, model_url)
+        job.env.pop("ENABLE_TOOL_SEARCH", None)
+        return job
