@@ -71,6 +71,19 @@ def test_a_runner_that_lets_jobs_use_docker_opens_every_unix_socket(
     result.stdout.fnmatch_lines(["*LEAKED: docker_api via shell*"])
 
 
+def test_a_sandbox_that_stops_python_but_not_bash_is_named_by_what_bash_reached(pytester: pytest.Pytester) -> None:
+    """Issue 43 item 7: a guard inside interpreters stops the Python client's every connect; bash's own /dev/tcp
+    reaches the runner API and the metadata service, and those cells are LEAKED, named, not INCONCLUSIVE."""
+    options = ("--agent", "opencode", "--runner", f"{SABOTAGE}:InterpreterGuardOnly", "--scenario", "reach")
+    result, report = run_suite(pytester, *options)
+    assert result.ret == 1
+    found = cells(report, "opencode")
+    for target in ("runner_api_tcp", "metadata"):
+        assert found[(target, "shell_bash")]["verdict"] == "LEAKED", found[(target, "shell_bash")]
+        assert f"bash:{target} answered" in found[(target, "shell_bash")]["detail"]
+    assert "GuardError" in found[("runner_api_tcp", "shell")]["detail"]  # Python's own cell says what stopped it
+
+
 def test_a_runner_that_lets_jobs_reach_localhost_exposes_the_runner_api(pytester: pytest.Pytester) -> None:
     """srt's `allowedDomains` with localhost: its proxy, outside the sandbox, dials the runner API for the job."""
     options = ("--agent", "opencode", "--runner", f"{SABOTAGE}:AllowsLocalhost", "--scenario", "reach")

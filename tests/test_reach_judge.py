@@ -53,7 +53,11 @@ REACH found:unix:/run/docker.sock error socket EPERM
 REACH found:unix:/run/dbus/system_bus_socket error socket EPERM
 REACH found:tcp::::3128 answered HTTP/1.1 407 Proxy Authentication Required
 """
-HELD = CONTROLS + KNOWN + DISCOVERED + "REACH done\n"
+BASH = """REACH bash:runner_api_tcp error connect ECONNREFUSED
+REACH bash:metadata error connect ENETUNREACH
+REACH bash:done
+"""
+HELD = BASH + CONTROLS + KNOWN + DISCOVERED + "REACH done\n"
 
 
 def judge(cell, result=HELD, fetch=None, problems=(), absent=None, control=None):
@@ -200,8 +204,11 @@ def test_the_fetch_tool_is_tried_where_the_runner_offers_one():
     """No reference runner offers a fetch tool (opencode's webfetch is taken away); a runner that offers it is tried."""
     runners = (OpencodeRunner(), ClaudeRunner(), CodexRunner(), OffersWebfetch())
     planned = {type(r).__name__: {ch for _, ch in Reach().plan(r)} for r in runners}
-    assert planned["OffersWebfetch"] == {"shell", "shell_discovered", "any_tool", "webfetch", "webfetch_redirect"}
-    everyone = {"shell", "shell_discovered", "any_tool"}  # every other tool gets the URLs (reach_tools)
+    everyone = {"shell", "shell_bash", "shell_discovered", "any_tool"}
+    assert planned["OffersWebfetch"] == everyone | {
+        "webfetch",
+        "webfetch_redirect",
+    }  # every other tool gets the URLs (reach_tools)
     assert planned["OpencodeRunner"] == planned["ClaudeRunner"] == planned["CodexRunner"] == everyone
 
 
@@ -249,3 +256,66 @@ def test_a_client_whose_interpreter_cannot_run_never_counts_as_a_denial(layer, c
     finding = judged.cell(("runner_api_tcp", channel), TARGETS)
     assert finding.verdict is Verdict.INCONCLUSIVE, finding
     assert "the client never started" in finding.detail and "python3" in finding.detail
+
+
+# A guard inside interpreters (a Python audit hook) stops the Python client's every connect; bash's own /dev/tcp is
+# not stopped (issue 43 item 7).
+GUARDED = "REACH control:tcp error connect GuardError\nREACH control:unix error connect GuardError\n"
+
+
+def test_a_sandbox_that_stops_python_but_not_bash_leaks_through_bash_named():
+    reached = f"REACH bash:runner_api_tcp answered HTTP/1.0 200 OK {TOKEN['runner_api_tcp']}\n"
+    result = reached + "REACH bash:metadata error connect ECONNREFUSED\nREACH bash:done\n" + GUARDED
+    leaked = judge(("runner_api_tcp", "shell_bash"), result)
+    assert leaked.verdict is Verdict.LEAKED and "runner_api_tcp" in leaked.detail, leaked
+    # Not there for bash, but no control in the job's network got through: nothing proven.
+    unproven = judge(("metadata", "shell_bash"), result)
+    assert unproven.verdict is Verdict.INCONCLUSIVE and "GuardError" in unproven.detail, unproven
+    assert judge(("runner_api_tcp", "shell"), result).verdict is Verdict.INCONCLUSIVE  # Python's cell: its own
+
+
+def test_bash_refused_by_policy_is_denied_and_an_unfinished_bash_proves_nothing():
+    refused = "REACH bash:runner_api_tcp error connect EPERM\nREACH bash:metadata error connect EACCES\n"
+    finding = judge(("metadata", "shell_bash"), refused + "REACH bash:done\n" + GUARDED)
+    assert finding.verdict is Verdict.DENIED and finding.layer == "OS sandbox", finding
+    cut = judge(("metadata", "shell_bash"), refused + HELD.replace("REACH bash:done\n", ""))
+    assert cut.verdict is Verdict.INCONCLUSIVE and "bash:done" in cut.detail, cut
+    odd = judge(
+        ("metadata", "shell_bash"),
+        HELD.replace("metadata error connect ENETUNREACH", "metadata error connect UNKNOWN bash: x"),
+    )
+    assert odd.verdict is Verdict.INCONCLUSIVE, odd
+
+
+def test_the_bash_program_reaches_a_listener_and_names_a_refusal_by_errno(tmp_path):
+    """The lines bash itself prints, run here against a loopback listener serving a canary and a closed port."""
+    import http.server
+    import subprocess
+    import threading
+
+    from boundary.reach import bash_client
+    from boundary.reach.places import Place
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(OWN.encode())
+
+        def log_message(self, *args):
+            pass
+
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        closed = http.server.HTTPServer(("127.0.0.1", 0), Page)
+        closed_port = closed.server_address[1]
+        closed.server_close()
+        served = [
+            Place("up", "tcp", "127.0.0.1", server.server_address[1]),
+            Place("down", "tcp", "127.0.0.1", closed_port),
+        ]
+        said = subprocess.run(["bash"], input=bash_client.script(served), capture_output=True, text=True, timeout=30)
+        server.shutdown()
+    lines = said.stdout.splitlines()
+    assert lines[0].startswith("REACH bash:up answered HTTP/1.0 200") and OWN in lines[0], said
+    assert lines[1:] == ["REACH bash:down error connect ECONNREFUSED", bash_client.DONE], said
