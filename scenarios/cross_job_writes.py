@@ -18,7 +18,7 @@ from boundary.model import Script
 from boundary.runners.contract import Job, Runner
 from boundary.scenarios.base import Cell, ProbeResult, Scenario
 from boundary.scenarios.common import after_job_a
-from boundary.verdict import Finding, Verdict, with_ended_refusals
+from boundary.verdict import Finding, Verdict
 from boundary.writes.attack import CHANNELS, WriteAttack, WriteTarget, judge_group, scratch
 from boundary.writes.shared import SharedFile, shared_files
 
@@ -46,7 +46,7 @@ class CrossJobWrites(Scenario):
         attack.add_to(script, runner)
         _, record, _ = session.run_to_the_end(job_b, script)  # a refusal that ends it: the rest in new jobs
         # Every target looked at again, now that job B has ended; a refusal that ended it is its call's answer.
-        attack.collect(with_ended_refusals(record.results, record.ended_on, runner.denials))
+        attack.collect_job(record, runner.denials)
         problems, controls = session.problems_of(job_b.name), attack.control_problems()
         refusals = runner.agent.non_boundary_refusals + runner.sandbox.startup_failures
 

@@ -39,7 +39,7 @@ from boundary.scenarios.common import REPOSITORY_FILES, run_job_a
 from boundary.scenarios.common_probes import judge_probes, plan_probes
 from boundary.scenarios.probe_batches import batched
 from boundary.scenarios.tamper_groups import Groups, groups_of
-from boundary.verdict import Finding, Verdict, with_ended_refusals
+from boundary.verdict import Finding, Verdict
 from boundary.writes.attack import CHANNELS as WRITE_CHANNELS
 from boundary.writes.attack import WriteAttack, WriteTarget, judge_group, scratch
 from boundary.writes.state import changed, state
@@ -87,9 +87,7 @@ class Tamper(Scenario):
         calls = batched(runner.agent, controls, probes, prefix="after-", home=job.checkout)
         calls.add_to(script, runner.agent)
         _, record, _ = session.run_to_the_end(job, script)  # a refusal that ends it: the rest in new jobs
-        attack.collect(
-            with_ended_refusals(record.results, record.ended_on, runner.denials)
-        )  # every target looked at again, now that job B has ended
+        attack.collect_job(record, runner.denials)  # every target looked at again, now that job B has ended
         problems = session.problems_of(job.name)
         reprobe = judge_probes(runner, controls, probes, record, {saved.name: saved.presence()}, problems, calls)
         reprobed = self.result(runner, REPROBE, _worst([f for _, f, _ in reprobe]))
@@ -115,7 +113,7 @@ class Tamper(Scenario):
         groups.watch(script)
         # Not run again after an early end: a write that landed here breaks every later start of the agent.
         _, record = session.run(job, script, resumed=True, label=DATABASE_RUN)
-        attack.collect(with_ended_refusals(record.results, record.ended_on, runner.denials))
+        attack.collect_job(record, runner.denials)
         return attack, session.problems_of(f"{job.name}{DATABASE_RUN}")
 
     def _write_results(

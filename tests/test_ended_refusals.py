@@ -10,6 +10,7 @@ from boundary.agents.opencode import ASK_REJECTED, OpenCode
 from boundary.model.script import ToolCall
 from boundary.verdict import ENDED_ON, Verdict, with_ended_refusals
 from boundary.writes.answers import Answers
+from boundary.writes.shell import SHELL_START
 
 DENIALS = OpenCode.denials
 # As opencode 1.18.33's `run` printed it, cut to the agent's last words (`boundary.jobs.session.last_words`).
@@ -40,9 +41,20 @@ def test_a_write_channel_whose_job_ended_on_a_refusal_is_denied_by_that_layer(tm
         "shell": [(0, ToolCall("wr-shell-0", "bash", {}))],
     }
     ended = {"wr-write-0": SAID, "wr-shell-0": SAID}
-    answers = Answers.gather(calls, with_ended_refusals({}, ended, DENIALS), [target], ())
+    answers = Answers.gather(calls, with_ended_refusals({}, ended, DENIALS), [target], (), frozenset(ended))
     for channel in ("write", "shell"):
         finding = answers.unchanged(target, (0, channel), DENIALS, ())
         assert finding.verdict == Verdict.DENIED and finding.layer == "agent permission", finding
     bare = Answers.gather(calls, {}, [target], ())  # today's: no answer is no proof
     assert bare.unchanged(target, (0, "write"), DENIALS, ()).verdict == Verdict.INCONCLUSIVE
+
+
+def test_a_shell_answer_that_prints_the_ended_marker_is_still_split_by_its_targets(tmp_path: Path) -> None:
+    """Only a call the job really ended on is taken whole: a job that prints the harness's words for one (and a
+    layer's refusal) from a command that ran is held to its targets' end markers, as any shell answer is."""
+    target = tmp_path / "a.txt"
+    calls = {"shell": [(0, ToolCall("wr-shell-0", "bash", {}))]}
+    printed = with_ended_refusals({}, {"wr-shell-0": SAID}, DENIALS)["wr-shell-0"]
+    forged = {"wr-shell-0": f"{SHELL_START} 0\n{printed}"}  # its first line ran, its end marker never came
+    finding = Answers.gather(calls, forged, [target], ()).unchanged(target, (0, "shell"), DENIALS, ())
+    assert finding.verdict == Verdict.INCONCLUSIVE and "end marker" in finding.detail, finding

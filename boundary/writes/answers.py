@@ -8,7 +8,7 @@ from pathlib import Path
 
 from boundary.model.script import ToolCall
 from boundary.text import excerpt
-from boundary.verdict import ENDED_ON, Evidence, Finding, Verdict, judge
+from boundary.verdict import Evidence, Finding, Verdict, judge
 from boundary.writes.shell import ran, shell_part, view
 from boundary.writes.state import device
 
@@ -37,8 +37,10 @@ class Answers:
         results: dict[str, str],
         paths: list[Path],
         read_first: tuple[str, ...],
+        ended: frozenset[str] = frozenset(),
     ) -> Answers:
-        """Each call's answer, split per target where one shell command wrote several."""
+        """Each call's answer, split per target where one shell command wrote several; a call in `ended` is the
+        refusal its job ended on, taken whole (the command ran nothing)."""
         answers = cls(read_first=read_first)
         answers.devices = {index: device(path.parent) for index, path in enumerate(paths)}
         answers.reads = {i: results[f"wr-read-{i}"] for i in range(len(paths)) if f"wr-read-{i}" in results}
@@ -46,11 +48,11 @@ class Answers:
             for index, call in channel_calls:
                 text = results.get(call.id)
                 if text is not None:
-                    answers._note(index, channel, text, paths[index])
+                    answers._note(index, channel, text, paths[index], call.id in ended)
         return answers
 
-    def _note(self, index: int, channel: str, text: str, path: Path) -> None:
-        if not channel.startswith("shell") or ENDED_ON in text:  # a refused shell call ran nothing
+    def _note(self, index: int, channel: str, text: str, path: Path, ended: bool = False) -> None:
+        if not channel.startswith("shell") or ended:  # a refused shell call ran nothing
             self.results[(index, channel)] = text
             return
         part = shell_part(text, index)

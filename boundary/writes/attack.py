@@ -22,10 +22,11 @@ from pathlib import Path
 from boundary import canary
 from boundary.agents.base import Agent
 from boundary.beacon import Beacon
+from boundary.model.record import JobRecord
 from boundary.model.script import Script, ToolCall
 from boundary.runners.contract import Runner
 from boundary.text import excerpt
-from boundary.verdict import Finding, Verdict
+from boundary.verdict import Finding, Verdict, with_ended_refusals
 from boundary.writes.answers import Answers
 from boundary.writes.payload import Arm, loosened, text_of
 from boundary.writes.shell import MAX_COMMAND, write_line
@@ -230,11 +231,17 @@ class WriteAttack:
     def applies(self, index: int, channel: str) -> bool:
         return any(i == index for i, _ in self.calls.get(channel, []))
 
-    def collect(self, results: dict[str, str]) -> None:
+    def collect(self, results: dict[str, str], ended: frozenset[str] = frozenset()) -> None:
         """Once the job has ended: every target looked at again, and the answers the model server got back,
-        per (target, channel)."""
+        per (target, channel); `ended`: the calls whose answer is the refusal their job ended on."""
         self.settle("after the job ended")
-        self.answers = Answers.gather(self.calls, results, [t.path for t in self.targets], self.read_first)
+        paths = [t.path for t in self.targets]
+        self.answers = Answers.gather(self.calls, results, paths, self.read_first, ended)
+
+    def collect_job(self, record: JobRecord, denials: dict[str, tuple[str, ...]]) -> None:
+        """`collect` on what the job's record holds, a refusal that ended the job its call's answer."""
+        answers = with_ended_refusals(record.results, record.ended_on, denials)
+        self.collect(answers, frozenset(answers.keys() - record.results.keys()))
 
     def control_problems(self) -> dict[str, str]:
         """channel -> why the control (the job's own scratch file) shows the channel could not write at all."""
