@@ -245,6 +245,16 @@ def test_a_file_tool_deferred_behind_tool_search_is_loaded_checked_and_attacked(
     assert cell["verdict"] == "LEAKED" and "mcp__files__read_text" in cell["detail"], cell
 
 
+def test_a_file_tool_held_back_by_codex_tool_search_is_searched_for_and_attacked(pytester: pytest.Pytester) -> None:
+    """Issue 43 item 2, codex: its tool_search holds an MCP server's tools back without naming them. The harness
+    searches once with the words tools are described by, as a model would: the reader is offered, and leaks."""
+    result, report = run_suite(pytester, "--runner", "boundary.sabotage.codex:DeferredFileTool", *CODEX_CROSS_JOB)
+    assert result.ret == 1
+    assert "mcp__files.read_text" in scenario(report)["offered_tools"]["forbidden"]
+    cell = next(r for r in scenario(report)["results"] if r["target"] == "undeclared_tools")
+    assert cell["verdict"] == "LEAKED" and "tool mcp__files.read_text:" in cell["detail"], cell
+
+
 def test_an_undeclared_file_reading_tool_is_attacked_too(pytester: pytest.Pytester) -> None:
     """The same tool, not declared: the offered-tools check fails, and the undeclared tools' cell says it leaks."""
     result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:UndeclaredFileTool", *CROSS_JOB)

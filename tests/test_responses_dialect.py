@@ -171,3 +171,38 @@ def test_sequence_numbers_increase() -> None:
 def test_is_a_dialect() -> None:
     dialect: Dialect = Responses()
     assert dialect.path_suffix == "/v1/responses" and dialect.side_routes == {}
+
+
+# codex 0.171's answer to a tool search (seen live, gpt-5.5, an MCP server configured): the tools it found.
+FOUND = {
+    "type": "namespace",
+    "name": "mcp__files",
+    "tools": [
+        {
+            "type": "function",
+            "name": "read_text",
+            "defer_loading": True,
+            "parameters": {"type": "object", "properties": {"file": {"type": "string"}}, "required": ["file"]},
+        }
+    ],
+}
+
+
+def test_tools_held_back_by_tool_search_are_searched_for_then_offered_and_called_in_their_namespace() -> None:
+    """Issue 43 item 2: codex's tool_search holds an MCP server's tools back, unnamed. The scripted model searches
+    once, before the script, with the words tools are described by; what the search brought back is offered."""
+    dialect = Responses()
+    first = dialect.parse({"tools": TOOLS, "input": []})
+    load = first.load_deferred
+    assert load is not None and load.tool == "tool_search" and "file" in load.args["query"].split()
+    (item,) = done_items(list(dialect.stream_tool_calls([load])))
+    assert item["type"] == "tool_search_call" and item["call_id"] == load.id and item["arguments"] == load.args
+    searched = {"type": "tool_search_call", "call_id": load.id, "execution": "client", "arguments": load.args}
+    output = {"type": "tool_search_output", "call_id": load.id, "execution": "client", "tools": [FOUND]}
+    later = dialect.parse({"tools": TOOLS, "input": [searched, output]})
+    assert later.load_deferred is None and load.id in later.issued_ids
+    assert (later.tools or {})["mcp__files.read_text"]["required"] == ["file"]
+    call = ToolCall("c1", "mcp__files.read_text", {"file": "/x"})
+    (made,) = done_items(list(dialect.stream_tool_calls([call])))
+    assert (made["namespace"], made["name"]) == ("mcp__files", "read_text")
+    assert Responses().parse({"tools": TOOLS[:3], "input": []}).load_deferred is None  # no search tool offered

@@ -47,6 +47,18 @@ CUSTOM_SCHEMA: dict[str, Any] = {
 CALL_ITEMS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "tool_search_call"})
 # ... and items that carry a tool's result back.
 OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output"})
+# codex's `tool_search` (0.171, seen live with gpt-5.5) holds back MCP servers' tools and sub-agent tools, unnamed:
+# a BM25 search over their names and descriptions, whose `tool_search_output` carries the tools it found (then
+# callable). One search with the words tools are described by finds what shares any of them; a tool whose name
+# and description share none stays unseen (said in docs/scenarios.md).
+SEARCH_TOOL = "tool_search"
+SEARCH_WORDS = (
+    "file files read write edit list get set search find fetch download upload url http web page path directory "
+    "folder run exec command shell job jobs log logs output text content data query database create update delete "
+    "remove open view show status info config session task issue repo git code api request send message user "
+    "account token secret key image document resource agent"
+)
+SEARCH_LIMIT = 100
 
 
 class Responses:
@@ -69,14 +81,27 @@ class Responses:
                 self._namespaces |= {t["name"] for t in offered if t.get("type") == "namespace"}
         issued: set[str] = set()
         results: dict[str, str] = {}
+        searched = False
         for item in body.get("input") or []:
             if not isinstance(item, dict) or "call_id" not in item:
                 continue
             if item.get("type") in CALL_ITEMS:
                 issued.add(item["call_id"])
+                searched = searched or item.get("type") == "tool_search_call"
             elif item.get("type") in OUTPUT_ITEMS:
                 results[item["call_id"]] = text_of(item.get("output", ""))
-        return ModelRequest(tools, frozenset(issued), results)
+                tools = self._found(tools, item.get("tools"))
+        load = _load_call() if tools and SEARCH_TOOL in tools and not searched else None
+        return ModelRequest(tools, frozenset(issued), results, load_deferred=load)
+
+    def _found(self, tools: dict[str, dict[str, Any]] | None, found: Any) -> dict[str, dict[str, Any]] | None:
+        """The offered tools and those a search's output brought in (callable from then on)."""
+        loaded = _tools(found) if isinstance(found, list) else None
+        if tools is None or not loaded:
+            return tools
+        with self._lock:
+            self._namespaces |= {t["name"] for t in found if isinstance(t, dict) and t.get("type") == "namespace"}
+        return {**loaded, **tools}
 
     def is_custom(self, tool: str) -> bool:
         with self._lock:
@@ -98,6 +123,15 @@ class Responses:
         yield from _response([{**message, "content": content}])
 
     def _call_item(self, index: int, call: ToolCall) -> dict[str, Any]:
+        if call.tool == SEARCH_TOOL:
+            return {
+                "type": "tool_search_call",
+                "id": f"ts_boundary_{index}",
+                "call_id": call.id,
+                "status": "completed",
+                "execution": "client",
+                "arguments": call.args,
+            }
         if self.is_custom(call.tool):
             raw = call.args.get("input", "")
             return {
@@ -120,6 +154,11 @@ class Responses:
         if namespaced:
             item["namespace"], item["name"] = namespaced
         return item
+
+
+def _load_call() -> ToolCall:
+    """One search for every tool the words of SEARCH_WORDS find, before the script's first call."""
+    return ToolCall("boundary-load-deferred-search", SEARCH_TOOL, {"query": SEARCH_WORDS, "limit": SEARCH_LIMIT})
 
 
 def _tools(offered: Any) -> dict[str, dict[str, Any]] | None:

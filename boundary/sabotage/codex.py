@@ -5,10 +5,14 @@ Select one with `--agent codex --runner boundary.sabotage.codex:NAME`.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
+from boundary.agents.codex import toml
 from boundary.layout import JobPaths
 from boundary.runners.codex import CodexRunner
+from boundary.runners.contract import Job
 
 
 class ReadOnlyNoProfile(CodexRunner):
@@ -59,3 +63,27 @@ class ViewsAnyImage(ReadOnlyNoProfile):
 
     def expected_tools(self) -> frozenset[str]:
         return self.agent.default_tools
+
+
+class DeferredFileTool(CodexRunner):
+    """codex's tools and its tool search, and a runner's MCP file reader: tool_search holds the reader back,
+    unnamed, so the model is sent only the search tool. The runner declares what the model is sent at the top
+    (issue 43 item 2): the harness must search for the held-back tools, see the reader, and attack it."""
+
+    name = "codex-deferred-file-tool"
+
+    def configure_job(self, paths: JobPaths, model_url: str) -> Job:
+        job = super().configure_job(paths, model_url)
+        package_root = str(Path(__file__).resolve().parents[2])
+        server = {
+            "command": sys.executable,
+            "args": ["-m", "boundary.sabotage.mcp_files"],
+            "env": {"PYTHONPATH": package_root},
+            "default_tools_approval_mode": "approve",  # the runner means its tool to be used
+        }
+        at = job.argv.index("go")  # codex's prompt, last: every setting before it
+        job.argv[at:at] = ["-c", f"mcp_servers.files={toml(server)}"]
+        return job
+
+    def expected_tools(self) -> frozenset[str]:
+        return super().expected_tools() | {"tool_search"}
