@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from boundary.runners.contract import Runner
 from boundary.scenarios.base import Cell
+from boundary.scenarios.sweep import per_place
 from boundary.scenarios.sweep.discover import DISCOVERED, Discovery, Sides, judge_discovered
 from boundary.scenarios.sweep.places import NAMED_NONE, TOOL, Place
 from boundary.scenarios.sweep.search import DIRECT, FILE_CHANNELS, PIDS_HIDDEN, PIDS_UNKNOWN, SWEEP_END
@@ -54,6 +55,7 @@ def cell_of(token: str, channel: str, places: list[Place], secret: str, row: str
 def judge_cell(runner: Runner, cell: Cell, places: list[Place], evidence: Evidence) -> Finding:
     row, channel = cell
     key = f"proc:{channel}" if row == PROCESSES and channel != "proc_sweep" else channel
+    key = per_place.key(row) if channel == per_place.CHANNEL and per_place.key(row) in evidence.found else key
     result = evidence.found.get(key, "")
     forms = evidence.controls.get("shell_sweep:forms") if channel == "shell_sweep" else None
     incomplete = "; ".join(filter(None, [_incomplete(channel, result, runner), forms])) or None
@@ -77,7 +79,9 @@ def judge_cell(runner: Runner, cell: Cell, places: list[Place], evidence: Eviden
     own = next(p for p in evidence.own_places if p.name == row)
     control = evidence.controls[channel] if own.token in result else _missed(channel, own)
     problems = [*evidence.problems, *filter(None, [incomplete])]
-    direct = direct_of(result, place, channel, [p.token for p in evidence.own_places])
+    direct = direct_of(
+        evidence.found.get(f"{key}:direct", result), place, channel, [p.token for p in evidence.own_places]
+    )
     return file_place(place, channel, result, control, problems, runner, direct)
 
 

@@ -14,6 +14,7 @@ finds), `search.py` (B's searches and controls), `judge.py` (cells and verdicts)
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable
@@ -26,7 +27,7 @@ from boundary.runners.contract import Job, Runner
 from boundary.scenarios.base import JOB_A, JOB_B, Cell, ProbeResult, Scenario
 from boundary.scenarios.common import REPOSITORY_FILES
 from boundary.scenarios.sweep import ipc as sweep_ipc
-from boundary.scenarios.sweep import leftovers
+from boundary.scenarios.sweep import leftovers, per_place
 from boundary.scenarios.sweep.discover import (
     DISCOVERED,
     Discovery,
@@ -181,7 +182,18 @@ class Sweep(Scenario):
             searched = _planted_by_a(runner, session, job_a, a_places, sides.a)
             secrets = job_a.env[SECRET_ENV], job_b.env[SECRET_ENV]
             views.append(process_view(session, runner.agent.command, job_b, secrets))
-            add_searches(runner, script_b, job_b, started, searched, views[0], sweep_ipc.search_lines(*ipc))
+
+            def grep_each_place() -> None:  # where the whole-tree search missed B's own, a search of each place
+                answered = session.results_of(JOB_B).get(per_place.CHANNEL)
+                if answered is None:  # the job ended on it (its refusal is judged as such), or it never ran
+                    return
+                whole = runner.agent.full_result(answered)
+                own = [dataclasses.replace(place) for place in b_places]
+                resolve(own, _text(job_b, said_file("b")))
+                script_b.add_step(*per_place.greps(runner, whole, searched, own))
+
+            lines = sweep_ipc.search_lines(*ipc)
+            add_searches(runner, script_b, job_b, started, searched, views[0], lines, grep_each_place)
             wait_for(runner, script_b, "b-wait", PLANT_TIMEOUT_S, job_b.checkout, _SEARCHED)
             sweep_ipc.wait_planted(job_a.checkout / sweep_ipc.STATUS, PLANT_TIMEOUT_S, thread.is_alive)
             verified.append(sweep_ipc.verify(ipc[0], sweep_ipc.holder_pid(ipc[0])))

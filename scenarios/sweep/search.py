@@ -22,6 +22,7 @@ from boundary.jobs import pidns
 from boundary.jobs.session import Session
 from boundary.model import JobRecord, Script, ToolCall
 from boundary.runners.contract import Job, Runner
+from boundary.scenarios.sweep import per_place
 from boundary.scenarios.sweep.discover import ROOTS, Discovery, discover_lines
 from boundary.scenarios.sweep.forms import search_lines
 from boundary.scenarios.sweep.places import NAMED_NONE, SWEEP_OUTPUT, Place, plant_steps, script
@@ -199,17 +200,27 @@ def own_plant_script(runner: Runner, job: Job, own_places: list[Place], own_disc
 
 
 def add_searches(
-    runner: Runner, script_: Script, job: Job, started: int, places: list[Place], view: ProcessView, alongside: str
+    runner: Runner,
+    script_: Script,
+    job: Job,
+    started: int,
+    places: list[Place],
+    view: ProcessView,
+    alongside: str,
+    after_greps: Callable[[], None] | None = None,
 ) -> None:
     """B's searches, with every channel, once A has planted. `places`: A's, the discovered ones too. Its shell's
     searches (the files, the processes, and `alongside`: the kernel's objects) run at once in one call: each
-    writes its own file, read whole from outside, and on 2 cores they took twice as long one after another."""
+    writes its own file, read whole from outside, and on 2 cores they took twice as long one after another.
+    `after_greps`: run once the grep tool's searches are back (they may ask for more)."""
     agent = runner.agent
     greps = []
     if "grep_tool" in file_channels(runner):
         pattern = canary.PATTERN
         greps = [agent.grep("grep_tool", pattern, Path("/")), agent.grep("grep_control", pattern, job.checkout)]
     script_.add_step(*greps, *proc_probes(runner, view, places))  # the tools, at once
+    if greps and after_greps is not None:
+        script_.checkpoint(after_greps)
     # Deduplicated in memory: a big `sort` spills to $TMPDIR, which srt by default sets to a /tmp/claude that may not
     # exist, and on a busy host (other jobs' canaries everywhere) sort then dies with nothing, taking B's control too.
     sweeps = []
@@ -233,6 +244,7 @@ def found_by(runner: Runner, record: JobRecord, job: Job, view: ProcessView) -> 
     processes, why B's agent could name none of them, when the harness saw that it could not)."""
     full = runner.agent.full_result
     found = {"grep_tool": full(record.results.get("grep_tool", ""))}
+    found |= per_place.found(record, full, found["grep_tool"])
     for kind in ("read", "grep"):
         calls = sorted(c for c in record.results if c.startswith(f"proc-{kind}-") and c != f"proc-{kind}-self")
         named = "\n".join(f"{c}: {full(record.results[c])}" for c in calls)
