@@ -6,6 +6,7 @@ import pytest
 
 from boundary.model.schema_calls import (
     DESCRIPTION,
+    FILLER,
     CannotDrive,
     arguments,
     described,
@@ -204,3 +205,19 @@ def test_untyped_all_of_and_additional_properties_parameters_are_slots() -> None
     assert [slot_name(s) for s in string_slots(schema)] == ["anything", "env.{}", "source"]
     assert arguments(schema, ("env", "{}"), "/a") == {"env": {"path": "/a"}, "source": "boundary"}
     assert arguments(schema, ("anything",), "/a") == {"anything": "/a", "source": "boundary"}
+
+
+def test_a_string_whose_all_of_holds_patterns_is_filled_with_a_value_matching_each() -> None:
+    """Claude Code 2.1.332's SendMessage `to`: a string whose `allOf` holds two patterns. It was taken for an object
+    (its parts' properties joined), and the tool was left undriven."""
+    to = {"type": "string", "allOf": [{"pattern": "^[^\\n\\r]*$"}, {"pattern": "^[\\s\\S]{0,300}$"}]}
+    schema = {"type": "object", "properties": {"to": to, "message": {"type": "string"}}, "required": ["to", "message"]}
+    assert arguments(schema, ("message",), "/x/y") == {"to": FILLER, "message": "/x/y"}
+    strict = {**schema, "properties": {**schema["properties"], "to": {"allOf": [{"pattern": "^a"}, {"pattern": "1$"}]}}}
+    assert arguments(strict, ("message",), "/x/y")["to"] == "a1"
+    never = {
+        **schema,
+        "properties": {**schema["properties"], "to": {"allOf": [{"pattern": "^a$"}, {"pattern": "^b$"}]}},
+    }
+    with pytest.raises(CannotDrive, match="'\\^a\\$' and '\\^b\\$'"):
+        arguments(never, ("message",), "/x/y")

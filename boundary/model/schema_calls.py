@@ -22,6 +22,7 @@ MAX_DEPTH = 6  # deeper nesting than any agent's tool schema: a recursive $ref s
 MAX_CHOICES = 4  # of an enum's values, tried in turn
 ANY_KEY = "{}"  # a slot's step into an object's additionalProperties, under the key KEY
 KEY = "path"
+PATTERNS = "x-boundary-patterns"  # every `pattern` of a string schema and its `allOf` parts, merged
 # A value each string `format` accepts (JSON Schema's formats; an agent's tool rarely has another).
 FORMATS = {
     "date-time": "2026-01-01T00:00:00Z",
@@ -176,16 +177,16 @@ def _string(schema: Schema, filler: str) -> str:
     matches; CannotDrive when none does (every call would be refused for it, the slot under attack never read)."""
     if schema.get("format") in FORMATS:
         return FORMATS[schema["format"]]
-    pattern = schema.get("pattern")
-    if not isinstance(pattern, str):
+    patterns = _patterns(schema)
+    if not patterns:
         return filler
     for candidate in (filler, FILLER, "1", "a", "A", "a1", "0", "boundary-1", "x.txt"):
         try:
-            if re.search(pattern, candidate):
+            if all(re.search(pattern, candidate) for pattern in patterns):
                 return candidate
         except re.error:
             break
-    raise CannotDrive(f"a string must match {pattern!r}, which the harness cannot fill")
+    raise CannotDrive(f"a string must match {' and '.join(map(repr, patterns))}, which the harness cannot fill")
 
 
 def _object(root: Schema, schema: Schema, slot: Slot | None, value: str, depth: int, filler: str) -> dict[str, Any]:
@@ -267,11 +268,19 @@ def _merged(root: Schema, schema: Schema) -> Schema:
     if not parts:
         return schema
     merged: Schema = {key: v for key, v in schema.items() if key != "allOf"}
+    patterns = list(dict.fromkeys(found for part in (schema, *parts) for found in _patterns(part)))
     for part in parts:
-        properties = {**(merged.get("properties") or {}), **(part.get("properties") or {})}
-        required = [*merged.get("required", []), *part.get("required", [])]
-        merged = {**part, **merged, "properties": properties, "required": list(dict.fromkeys(required))}
-    return merged
+        merged = {**part, **merged}
+        if "properties" in part or "required" in part:  # an object's parts: their parameters joined
+            merged["properties"] = {**(merged.get("properties") or {}), **(part.get("properties") or {})}
+            merged["required"] = list(dict.fromkeys([*merged.get("required", []), *part.get("required", [])]))
+    return {**merged, PATTERNS: patterns} if patterns else merged
+
+
+def _patterns(schema: Schema) -> list[str]:
+    """Every `pattern` a (merged) string schema holds: a string must match them all."""
+    found = schema.get(PATTERNS) or ([schema["pattern"]] if isinstance(schema.get("pattern"), str) else [])
+    return [p for p in found if isinstance(p, str)]
 
 
 def _options(schema: Schema) -> list[Schema]:
