@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import quote
 
 from boundary.model import ToolCall
-from boundary.model.schema_calls import CannotDrive, Slot, arguments, hosted, slot_name, string_slots
+from boundary.model.schema_calls import CannotDrive, Slot, Unfit, arguments, hosted, slot_name, string_slots
 from boundary.reach.judge import Control, judge_refusal, leak
 from boundary.reach.places import FOLLOWED, PUBLIC, Place, RequestLog, redirect
 from boundary.text import excerpt
@@ -74,7 +74,12 @@ class UrlPlan:
         first (the control: does the tool follow a 302 at all), then each place (a tool that checks the URL it is
         given but follows where it leads). The calls to add."""
         fetching = [a for a in self.attacks if fetched(a.control, PUBLIC_PLACE, public, results, log)]
-        self.redirected = [_redirected(a, self.schemas[a.tool], places) for a in fetching]
+        self.redirected = []
+        for attack in fetching:
+            try:
+                self.redirected.append(_redirected(attack, self.schemas[attack.tool], places))
+            except Unfit:  # a URL of the public place's took, its redirect's does not: nothing to follow
+                continue
         return _calls(self.redirected)
 
     def all(self) -> list[UrlAttack]:
@@ -88,8 +93,13 @@ def _attacks(tool: str, schema: dict[str, Any], places: list[Place]) -> list[Url
     attacks = []
     for slot in string_slots(schema):
         name = f"{tool}-{slot_name(slot)}"
-        control = _aimed(tool, schema, slot, f"any_tool-control-{name}", f"http://{PUBLIC}")
-        probes = {p.name: _aimed(tool, schema, slot, f"any_tool-{p.name}-{name}", p.url.rstrip("/")) for p in places}
+        try:
+            control = _aimed(tool, schema, slot, f"any_tool-control-{name}", f"http://{PUBLIC}")
+            probes = {
+                p.name: _aimed(tool, schema, slot, f"any_tool-{p.name}-{name}", p.url.rstrip("/")) for p in places
+            }
+        except Unfit:  # the slot takes no URL: the tool would refuse the harness's call, never fetch
+            continue
         attacks.append(UrlAttack(tool, slot, control, probes))
     return attacks
 

@@ -42,7 +42,17 @@ from typing import Any
 from boundary import canary
 from boundary.agents.base import channel_tools
 from boundary.model import JobRecord, ToolCall
-from boundary.model.schema_calls import FILLER, CannotDrive, Slot, arguments, hosted, slot_name, string_slots, variants
+from boundary.model.schema_calls import (
+    FILLER,
+    CannotDrive,
+    Slot,
+    Unfit,
+    arguments,
+    hosted,
+    slot_name,
+    string_slots,
+    variants,
+)
 from boundary.probes import Target
 from boundary.runners.contract import Runner
 from boundary.scenarios.base import Cell
@@ -163,14 +173,21 @@ def _plan(
         for j, form in enumerate(forms):
             k = i * len(forms) + j
             target = targets[k % len(targets)]  # A's files in turn: each form names another
-            attacks.append(_attack(tool, schema, (slot, form), target, ways[k % len(ways)], aims))
-    session_given = {
-        f"tool-session{i}-{tool}-{slot_name(slot)}": (slot, session)
-        for slot in slots
-        for i, session in enumerate(sessions[:MAX_SESSIONS])
-    }
-    by_session = [ToolCall(c, tool, arguments(schema, slot, session)) for c, (slot, session) in session_given.items()]
-    given = {c: session for c, (_, session) in session_given.items()}
+            try:
+                attacks.append(_attack(tool, schema, (slot, form), target, ways[k % len(ways)], aims))
+            except Unfit:  # the slot takes no such value: the tool would refuse the call, never read the file
+                continue
+    if not attacks:  # no string of it can name a file: as a tool with none, what it answers is still searched
+        return ToolPlan(tool, [], bare=ToolCall(f"tool-bare-{tool}", tool, arguments(schema, None)))
+    by_session, given = [], {}
+    for slot in slots:
+        for i, session in enumerate(sessions[:MAX_SESSIONS]):
+            call = f"tool-session{i}-{tool}-{slot_name(slot)}"
+            try:
+                by_session.append(ToolCall(call, tool, arguments(schema, slot, session)))
+            except Unfit:
+                continue
+            given[call] = session
     return ToolPlan(tool, attacks, by_session=by_session, session_given=given)
 
 
@@ -341,8 +358,8 @@ class ToolJudge:
                 detail = (
                     f"tool {plan.tool}, {attack.where}: job A's {attack.target.name} was answered as B's own file "
                     f"({excerpt(results[attack.probe.id])}), a missing file otherwise "
-                    f"({excerpt(results[attack.missing.id])}): it reads A's files; only their format kept the canary "
-                    "from coming back"
+                    f"({excerpt(results[attack.missing.id])}): it reaches A's files from job B, if only to tell they "
+                    "are there (their content may be what the answer's format kept back)"
                 )
                 return Finding(Verdict.LEAKED, "none", detail)
         return None

@@ -125,3 +125,15 @@ def test_a_log_not_read_to_its_end_proves_nothing() -> None:
     plan, calls = _plan()
     finding = _judge(plan, calls, lambda _: "noted", log=RequestLog())
     assert finding.verdict is Verdict.INCONCLUSIVE and "log of requests was not read to its end" in finding.detail
+
+
+def test_a_string_that_takes_no_url_is_not_sent_one_and_the_tool_is_not_called_undrivable() -> None:
+    """Claude Code's ReportFindings `category` (at most 60 characters) and Monitor's header names (a token pattern):
+    a URL there is the harness's own malformed call. The slot is left out, the rest of the tool attacked."""
+    short = {"type": "string", "maxLength": 10}
+    token = {"type": "string", "pattern": "^[A-Za-z-]+$"}
+    schemas = {"report": {"type": "object", "properties": {"url": {"type": "string"}, "category": short, "h": token}}}
+    plan = UrlPlan()
+    calls = plan.make(schemas, driven=set(), places=PLACES)
+    assert {a.slot for a in plan.attacks} == {("url",)} and not plan.cannot, (plan.attacks, plan.cannot)
+    assert calls and all(call.tool == "report" for call in calls)

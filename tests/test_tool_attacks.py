@@ -10,7 +10,7 @@ from typing import Any
 from boundary.agents.opencode import OpenCode
 from boundary.model import JobRecord
 from boundary.model.conversation import OTHER_CONVERSATION, next_turn
-from boundary.model.schema_calls import HOSTED
+from boundary.model.schema_calls import FILLER, HOSTED
 from boundary.model.script import Script
 from boundary.probes import Target
 from boundary.scenarios.tool_attacks import JobNames, ToolJudge, ToolPlan, plan_tools
@@ -332,3 +332,20 @@ def test_a_job_keyed_tool_that_echoes_the_job_is_compared_with_the_job_aside(tmp
 
     finding = _judge(own, theirs, plan, answer)
     assert finding.verdict is Verdict.LEAKED and "was answered as B's own file" in finding.detail, finding
+
+
+def test_a_value_its_slot_refuses_is_never_sent_and_a_tool_no_value_fits_is_called_bare(tmp_path: Path) -> None:
+    """Claude Code's ReportFindings takes a `category` of at most 40 characters: a path there is the harness's own
+    malformed call (an InputValidationError in every answer), never a read. Only the forms that fit are sent;
+    a tool whose every string refuses them all is called once, its answer searched."""
+    own, theirs, _ = _setup(tmp_path)
+    short = {"type": "string", "maxLength": 12}
+    mixed = {"type": "object", "properties": {"file": {"type": "string"}, "category": short}, "required": ["file"]}
+    (plan,) = plan_tools(["report"], {"report": mixed}, own, theirs, tmp_path / "b")
+    aimed = {(a.slot, a.form) for a in plan.attacks}
+    assert ("file",) in {slot for slot, _ in aimed}
+    assert all(len(a.probe.args.get("category", "")) <= 12 for a in plan.attacks), plan.attacks
+    assert ("category",) not in {slot for slot, form in aimed if form != "relative"}
+    named = {"type": "object", "properties": {"id": {"type": "string", "pattern": "^[a-z]+$"}}, "required": ["id"]}
+    (bare,) = plan_tools(["lookup"], {"lookup": named}, own, theirs, tmp_path / "b")
+    assert bare.attacks == [] and bare.bare is not None and bare.bare.args == {"id": FILLER}, bare

@@ -67,6 +67,11 @@ class CannotDrive(ValueError):
     """The schema asks for something the harness cannot build (a $ref outside it, a type it does not know)."""
 
 
+class Unfit(CannotDrive):
+    """The value under attack is one its slot refuses (longer than its `maxLength`, outside its `pattern`): the
+    tool would refuse the harness's call, never the value's file."""
+
+
 def string_slots(schema: Schema) -> list[Slot]:
     """Every free string in the arguments (not an enum or const: those take only their own values)."""
     return _slots(schema, schema, (), 0)
@@ -152,7 +157,7 @@ def _build(root: Schema, schema: Schema, slot: Slot | None, value: str, depth: i
         return schema["enum"][0]
     kind = _type(schema)
     if kind in ("string", None) and slot == ():
-        return value
+        return _fitting(schema, value)
     if slot is None and "default" in schema:  # a value the tool itself suggests is likelier to be accepted
         return schema["default"]
     if slot is None and isinstance(schema.get("examples"), list) and schema["examples"]:
@@ -170,6 +175,19 @@ def _build(root: Schema, schema: Schema, slot: Slot | None, value: str, depth: i
     if kind == "null":
         return None
     raise CannotDrive(f"a parameter of type {kind!r} the harness cannot fill: {str(schema)[:120]}")
+
+
+def _fitting(schema: Schema, value: str) -> str:
+    longest = schema.get("maxLength")
+    if isinstance(longest, int) and len(value) > longest:
+        raise Unfit(f"{len(value)} characters, over its maxLength {longest}")
+    try:
+        unmatched = [pattern for pattern in _patterns(schema) if not re.search(pattern, value)]
+    except re.error:
+        return value  # a pattern Python cannot read: the tool decides
+    if unmatched:
+        raise Unfit(f"not matching its pattern {unmatched[0]!r}")
+    return value
 
 
 def _string(schema: Schema, filler: str) -> str:
