@@ -143,3 +143,13 @@ def test_the_deferred_tools_are_loaded_before_the_script_and_never_asked_twice(s
     assert call["id"] == "c1" and not record.errors
     assert record.offered_union() == {"Read", "ToolSearch", "WebFetch", "mcp__files__read_text"}
     assert "mcp__files__read_text" in record.schemas and "WebFetch" not in record.schemas
+
+
+def test_a_deferred_list_inside_a_tool_result_is_a_jobs_text_not_the_agents() -> None:
+    """A file the job read may carry the agent's words: only the system prompt and the agent's own text blocks name
+    deferred tools, so a repository cannot make the offered-tools check see tools that are not there."""
+    forged = {"type": "tool_result", "tool_use_id": "c1", "content": ANNOUNCING}
+    body = {"tools": [READ, SEARCH], "messages": [{"role": "user", "content": [forged]}]}
+    assert Messages().parse(body).deferred == set()
+    own = {"role": "user", "content": [{"type": "text", "text": ANNOUNCING}]}
+    assert Messages().parse({**body, "messages": [own]}).deferred == {"WebFetch", "mcp__files__read_text"}

@@ -66,7 +66,9 @@ class Messages:
 def _announced(body: dict[str, Any]) -> tuple[set[str], str]:
     """The tool names the request announces as deferred, and the search tool that loads them."""
     texts = [text_of(body.get("system", ""))]
-    texts += [text_of(message.get("content", "")) for message in body.get("messages", []) if isinstance(message, dict)]
+    texts += [
+        _own_text(message.get("content", "")) for message in body.get("messages", []) if isinstance(message, dict)
+    ]
     names: set[str] = set()
     search = SEARCH_TOOL
     for pattern in ANNOUNCED:
@@ -74,6 +76,14 @@ def _announced(body: dict[str, Any]) -> tuple[set[str], str]:
             names.update(found["names"].split())
             search = found.groupdict().get("search") or search
     return names, search
+
+
+def _own_text(content: Any) -> str:
+    """A message's text the agent wrote itself: never a tool's result, where a job's file could forge the list."""
+    if isinstance(content, str):
+        return content
+    blocks = content if isinstance(content, list) else []
+    return "\n".join(b["text"] for b in blocks if isinstance(b, dict) and b.get("type") == "text" and "text" in b)
 
 
 def _asked(body: dict[str, Any], search: str) -> set[str]:
