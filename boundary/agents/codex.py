@@ -76,10 +76,13 @@ class Codex:
     call_yields_after_s: ClassVar[float | None] = 30.0
     # What codex keeps per job under CODEX_HOME: session transcripts (every tool output), and archived ones.
     storage_targets: ClassVar[tuple[str, ...]] = ("planted_rollout", "planted_archived_rollout")
-    # codex exec with no `features`, `web_search` or `tools` config (web_search is hosted: the provider runs it)
+    # codex exec with no `features`, `web_search` or `tools` config (web_search is hosted: the provider runs it); the
+    # sub-agent tools come back from its tool_search (the harness searches it once at each job's start)
     default_tools: ClassVar[frozenset[str]] = frozenset(
         {"apply_patch", "create_goal", "exec_command", "get_goal", "request_user_input", "tool_search"}
         | {"update_goal", "view_image", "web_search", "write_stdin"}
+        | {f"multi_agent_v1.{name}" for name in ("close_agent", "resume_agent", "send_input", "spawn_agent")}
+        | {"multi_agent_v1.wait_agent"}
     )
     config_plant: ClassVar[tuple[str, ...]] = (
         "config.toml",
