@@ -50,7 +50,7 @@ OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output", "to
 # codex's `tool_search` (0.171, seen live with gpt-5.5) holds back MCP servers' tools and sub-agent tools, unnamed:
 # a BM25 search over their names and descriptions, whose `tool_search_output` carries the tools it found (then
 # callable). One search with the words tools are described by finds what shares any of them; a tool whose name
-# and description share none stays unseen (said in docs/scenarios.md).
+# and description share none stays unseen (said in docs/runner-protocol.md).
 SEARCH_TOOL = "tool_search"
 SEARCH_WORDS = (
     "file files read write edit list get set search find fetch download upload url http web page path directory "

@@ -178,6 +178,7 @@ def _build(root: Schema, schema: Schema, slot: Slot | None, value: str, depth: i
 
 
 def _fitting(schema: Schema, value: str) -> str:
+    """The value under attack, if its slot takes it; Unfit (with why) if the tool would refuse the call for it."""
     longest = schema.get("maxLength")
     if isinstance(longest, int) and len(value) > longest:
         raise Unfit(f"{len(value)} characters, over its maxLength {longest}")

@@ -25,7 +25,7 @@ CANARY = re.compile(canary.PATTERN)
 
 
 def key(row: str) -> str:
-    """Where `found` keeps a place's own searches (its `:direct` entry: A's directory's answer alone)."""
+    """Where `found` keeps a place's own searches (its `:direct` entry: the answer at A's path alone)."""
     return f"{CHANNEL}@{row}"
 
 
@@ -51,7 +51,7 @@ def greps(runner: Runner, whole: str, places: list[Place], own: list[Place]) -> 
 
 def found(record: JobRecord, full: Callable[[str], str], whole: str) -> dict[str, str]:
     """Each place searched on its own: both its searches, and every canary line the whole-tree search found (a find
-    there counts wherever it was made); and A's directory's answer alone, for a refusal to name its layer."""
+    there counts wherever it was made); and the answer at A's path alone, for a refusal to name its layer."""
     searched: dict[str, dict[int, str]] = {}
     for call, result in record.results.items():
         head, colon, place = call.partition(":")
@@ -63,7 +63,7 @@ def found(record: JobRecord, full: Callable[[str], str], whole: str) -> dict[str
         if 0 not in answers:  # A's search never came back: the place is left to the whole-tree search
             continue
         found[key(place)] = "\n".join([*answers.values(), *finds])
-        found[f"{key(place)}:direct"] = answers.get(0, "")
+        found[f"{key(place)}:direct"] = answers[0]
     return found
 
 
