@@ -3,6 +3,7 @@ context cell) and what B printed or wrote (its job_output cells)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from boundary import canary
@@ -32,17 +33,14 @@ def context_finding(record: JobRecord, targets: list[Target], script: Script, pr
 
 
 def job_output_findings(
-    transcript: Path, job: Job, targets: list[Target], problems: list[str]
+    transcripts: Sequence[Path], job: Job, targets: list[Target], problems: list[str]
 ) -> list[tuple[str, Finding]]:
-    """Anything the job wrote (its transcript, its checkout, its data) must hold no target's canary.
+    """Anything the job wrote (its transcripts, a rerun's too; its checkout, its data) must hold no target's canary.
 
     Finding nothing proves something only if the job ran its whole script.
     """
-    written = [
-        transcript,
-        *(p for root in (job.checkout, job.data_dir) for p in root.rglob("*") if p.is_file() and not p.is_symlink()),
-    ]
-    text = "\n".join(p.read_bytes().decode(errors="replace") for p in written)
+    files = [p for root in (job.checkout, job.data_dir) for p in root.rglob("*") if p.is_file() and not p.is_symlink()]
+    text = "\n".join(p.read_bytes().decode(errors="replace") for p in [*transcripts, *files])
     results = []
     for target in targets:
         leaked = canary.found([target.content], text)
@@ -51,8 +49,7 @@ def job_output_findings(
         elif problems:
             finding = Finding(Verdict.INCONCLUSIVE, "", "; ".join(problems))
         else:
-            finding = Finding(
-                Verdict.DENIED, "n/a", f"no canary in the job's transcript or its {len(written) - 1} files"
-            )
+            where = f"the job's output (runs: {len(transcripts)}) or its {len(files)} files"
+            finding = Finding(Verdict.DENIED, "n/a", f"no canary in {where}")
         results.append((target.name, finding))
     return results

@@ -68,7 +68,7 @@ class CrossJob(Scenario):
         extra = plan_tools(undeclared_tools(runner, schemas), schemas, own, targets, job.checkout, ids, names)
         script.add_calls([call for plan in tools + extra for call in plan.calls()], runner.agent.serial_tools)
         before, looked = {t.name: t.presence() for t in targets}, snapshots(targets)
-        outcome, record, note = self.run_job_b(runner, session, job, script)
+        _, record, note = self.run_job_b(runner, session, job, script)
         after = {t.name: t.presence() for t in targets}
         absent = {t.name: before[t.name] or after[t.name] for t in targets}  # there before and after, or why not
         gone = {name for name, why in after.items() if why and not before[name]}
@@ -81,7 +81,7 @@ class CrossJob(Scenario):
             )
         ]
         results = [self.result(runner, cell, finding, duration) for cell, finding, duration in findings]
-        output = job_output_findings(outcome.transcript, job, targets, problems)
+        output = job_output_findings(session.transcripts_of(job.name), job, targets, problems)
         noted = [(target, replace(f, detail=f"{f.detail}; {note}") if note else f) for target, f in output]
         context = context_finding(record, targets, script, problems)
         outputs = [self.result(runner, (target, "job_output"), f) for target, f in noted]

@@ -83,7 +83,7 @@ class HostileRepository(Scenario):
             calls = batched(runner.agent, controls, probes, prefix=prefix, home=job.checkout, first=command)
             script = Script()
             calls.add_to(script, runner.agent)
-            outcome, record = session.run(job, script, resumed=resumed)
+            _, record, _ = session.run_to_the_end(job, script, resumed=resumed)  # a refusal ending it: the rest again
             when = "at the resumed start" if resumed else "at the first start"
             problem = control_problem(beacon, calls.first_answer(record.results), roots, when)
             control_problems += [problem] if problem else []
@@ -91,7 +91,8 @@ class HostileRepository(Scenario):
             judged = judge_probes(runner, controls, probes, record, {saved.name: saved.presence()}, problems, calls)
             for probe, (_, finding, _) in zip(probes, judged, strict=True):
                 findings.append((_cell_of(probe), _permissions(runner, probe, finding)))
-            output = job_output_findings(outcome.transcript, job, [saved], problems)
+            transcripts = session.transcripts_of(job.name + (".resumed" if resumed else ""))
+            output = job_output_findings(transcripts, job, [saved], problems)
             findings += [(("job_a_saved_output", "job_output"), finding) for _, finding in output]
         problems = session.problems_of(job.name) + session.problems_of(job.name, resumed=True)
         findings += [

@@ -92,18 +92,19 @@ class Tamper(Scenario):
         reprobe = judge_probes(runner, controls, probes, record, {saved.name: saved.presence()}, problems, calls)
         reprobed = self.result(runner, REPROBE, _worst([f for _, f, _ in reprobe]))
         resumed = self._resume(runner, session, job, saved, [t.beacon for t in targets if t.beacon])
-        database = self._attack_database(runner, session, job, groups)
+        database = self._attack_database(runner, session, job, groups, attack)
         # And once more at the end of the scenario: what B planted may act at its restart.
         attack.settle("at the end of the scenario, after the resumed job")
         results = self._write_results(runner, attack, problems, groups, [database] if database else [])
         return [*results, reprobed, *resumed]
 
     def _attack_database(
-        self, runner: Runner, session: Session, job: Job, groups: Groups
+        self, runner: Runner, session: Session, job: Job, groups: Groups, before: WriteAttack
     ) -> tuple[WriteAttack, list[str]] | None:
         """The account's database and the files SQLite keeps beside it, last, in a run of their own: a write that
         lands there breaks the agent's own storage, and a command naming a place the agent refuses is refused
-        whole, so attacking them beside the rest would cost the other attacks their evidence."""
+        whole, so attacking them beside the rest would cost the other attacks their evidence. `before`: the
+        attack on the rest, whose landed writes may have broken the agent's start too."""
         targets = groups.attacked(database=True)
         if not targets:
             return None
@@ -111,10 +112,18 @@ class Tamper(Scenario):
         script = Script()
         attack.add_to(script, runner)
         groups.watch(script)
-        # Not run again after an early end: a write that landed here breaks every later start of the agent.
-        _, record = session.run(job, script, resumed=True, label=DATABASE_RUN)
+
+        # Its unanswered calls run again after an early end, as elsewhere, until a write has landed anywhere: a
+        # start on a configuration or database so changed can hang (each rerun then costs a job's time limit),
+        # and the landed write already fails the scenario.
+        def halt() -> str | None:
+            landed = before.landed() + attack.landed()
+            return f"a write landed ({', '.join(landed[:3])}), and a start after it proves nothing" if landed else None
+
+        _, record, note = session.run_to_the_end(job, script, resumed=True, label=DATABASE_RUN, halt=halt)
         attack.collect_job(record, runner.denials)
-        return attack, session.problems_of(f"{job.name}{DATABASE_RUN}")
+        problems = session.problems_of(f"{job.name}{DATABASE_RUN}")
+        return attack, [f"{problem} ({note})" if note else problem for problem in problems]  # and why no rerun
 
     def _write_results(
         self,

@@ -659,6 +659,19 @@ def test_a_refusal_that_ends_the_job_does_not_end_the_probing(pytester: pytest.P
     assert any(job["name"].endswith(".rerun1") for job in scenario(report)["jobs"])
 
 
+def test_a_runner_at_opencodes_default_permissions_gets_every_cell_named(pytester: pytest.Pytester) -> None:
+    """Issue 43: opencode's own rules ask before leaving the checkout, and `opencode run` ends on the refused ask.
+    The guard and the sandbox still hold: `tamper` (its account-database run too) and `hostile_repository` (both
+    starts) run what each ended job left in new jobs, and pass with no INCONCLUSIVE cell (19 before)."""
+    options = ("--agent", "opencode", "--scenario", "tamper", "--scenario", "hostile_repository")
+    result, report = run_suite(pytester, "--runner", "boundary.runners.opencode:DefaultPermissions", *options)
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    for name in ("tamper", "hostile_repository"):
+        jobs = [job["name"] for job in scenario(report, name)["jobs"]]
+        assert any(".resumed.rerun" in job for job in jobs), jobs  # the restart's reruns, named apart
+    assert any(".database.rerun" in job["name"] for job in scenario(report, "tamper")["jobs"])
+
+
 def test_the_write_attack_goes_on_after_a_refusal_ends_its_job(pytester: pytest.Pytester) -> None:
     """Issue 28 item 9: the same runner, attacked by writes. The calls left unanswered run again in new jobs, with
     the looks from outside after each channel: A's files are WRITTEN, named, where every cell was INCONCLUSIVE

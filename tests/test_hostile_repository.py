@@ -33,7 +33,7 @@ class Shell:
         self.workdir, self.runs = workdir, runs
         (workdir / "transcript").write_text("")
 
-    def run(self, job: Job, script: Script, resumed: bool = False) -> tuple[Any, JobRecord]:
+    def run_to_the_end(self, job: Job, script: Script, resumed: bool = False) -> tuple[Any, JobRecord, str]:
         record = JobRecord(job.name)
         for step in script.steps:
             for call in step:
@@ -44,7 +44,10 @@ class Shell:
                     )
                     answer = done.stdout + done.stderr
                 record.results[call.id] = answer
-        return SimpleNamespace(transcript=self.workdir / "transcript"), record
+        return SimpleNamespace(transcript=self.workdir / "transcript"), record, ""
+
+    def transcripts_of(self, name: str) -> list[Path]:
+        return [self.workdir / "transcript"]
 
     def problems_of(self, name: str, resumed: bool = False) -> list[str]:
         return []

@@ -70,7 +70,7 @@ class Unconfined:
         return SimpleNamespace(transcript=self.workdir / "transcript"), record
 
     def run_to_the_end(
-        self, job: Job, script: Script, resumed: bool = False, label: str = ""
+        self, job: Job, script: Script, resumed: bool = False, label: str = "", halt: Any = None
     ) -> tuple[Any, JobRecord, str]:
         """Every call is answered: nothing is left to run again."""
         return (*self.run(job, script, resumed, label), "")

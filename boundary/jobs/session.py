@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import glob
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -201,25 +202,38 @@ class Session:
         return repository
 
     def run_to_the_end(
-        self, job: Job, script: Script, resumed: bool = False, label: str = ""
+        self,
+        job: Job,
+        script: Script,
+        resumed: bool = False,
+        label: str = "",
+        halt: Callable[[], str | None] = lambda: None,
     ) -> tuple[JobOutcome, JobRecord, str]:
         """Run the job; when it ends before its script did (a refused call can end `opencode run`, losing its whole
         batch of results), run the calls it never answered in new jobs, one call a step, so each new job answers
         all it can up to the call that ends it; that call is left out of the next. The script's checkpoints and
         conditions go with its calls (`Script.remaining`). The record holds every answer;
         the note says why each job ended, in the agent's own last words. A call still unanswered then is judged
-        on its own (it never ran: INCONCLUSIVE); the early end no longer voids the answers that did come."""
+        on its own (it never ran: INCONCLUSIVE); the early end no longer voids the answers that did come.
+        A resumed job's reruns are named after it (`job-b.resumed.rerun1`), apart from its first start's.
+        `halt`: why no rerun may start now (what landed breaks the agent's start), or None; halted, the early end
+        stands as the job's problem."""
+        label = label or (".resumed" if resumed else "")
         outcome, record = self.run(job, script, resumed=resumed, label=label)
         notes: list[str] = []
         enders = record.ended_on  # calls whose job ended on them, unanswered, run alone: the agent's last words
         ran = set(record.checkpoints_done)  # the script's checkpoints (by step) that ran, in whichever job
+        halted = None
         for attempt in range(1, MAX_RERUNS + 1):
             rest, due = script.remaining(lambda c: not record.settled(c) and c not in enders, ran)
             for check in due:  # its step's calls all ended a job unanswered: look now, nothing runs
                 run_checkpoint(check, record, "after an early end")
             if record.finished or not rest.steps or outcome.exit_code != 0:
                 break  # a job that crashed or timed out did not end on a refusal: its problem stands
-            left = rest.call_ids()
+            left, halted = rest.call_ids(), halt()
+            if halted:
+                notes.append(f"job {job.name}'s {len(left)} unanswered calls were not run again: {halted}")
+                break
             notes.append(f"job {job.name} ended with {len(left)} calls unanswered: {last_words(outcome)}")
             outcome, again = self.run(job, rest, resumed=True, label=f"{label}.rerun{attempt}")
             record.merge(again)
@@ -227,9 +241,9 @@ class Session:
             enders.update({unanswered[0]: last_words(outcome)} if unanswered and not again.finished else {})
         if enders:
             notes.append(f"{len(enders)} calls each ended their job unanswered when run alone")
-        if notes:
+        if notes and not halted:
             record.finished = all(record.settled(call_id) for call_id in script.call_ids())
-            self.forgive_early_end(job.name + (label or (".resumed" if resumed else "")))
+            self.forgive_early_end(job.name + label)
         return outcome, record, "; ".join(notes)
 
     def forgive_early_end(self, name: str) -> None:
@@ -359,6 +373,12 @@ class Session:
         """The session ids the agent of this scenario's job `name` named in its requests' headers."""
         entry = self.server.lookup(f"{self.scenario}.{name}")
         return sorted(entry[1].session_ids) if entry else []
+
+    def transcripts_of(self, name: str) -> list[Path]:
+        """What a run of the job printed, and each of its reruns (`name`: the job's, with its run's label)."""
+        transcripts = self.workdir / "transcripts"
+        key = f"{self.scenario}.{name}"
+        return [transcripts / f"{key}.log", *sorted(transcripts.glob(f"{glob.escape(key)}.rerun*.log"))]
 
     def problems_of(self, name: str, resumed: bool = False) -> list[str]:
         key = f"{self.scenario}.{name}" + (".resumed" if resumed else "")

@@ -89,3 +89,15 @@ class OpencodeRunner(ReferenceRunner):
         wrapper.write_text(self.sandbox.wrapper(self.shell_policy(paths), paths.runner_dir))
         wrapper.chmod(0o755)
         return wrapper
+
+
+class DefaultPermissions(OpencodeRunner):
+    """The same runner with opencode's own permission rules: every directory outside the checkout is an `ask`,
+    which `opencode run` auto-rejects, ending the job on that call. The guard and the sandbox hold all the same;
+    the harness must go on in new jobs and credit each ended call to the permission layer (a run with no
+    INCONCLUSIVE cell)."""
+
+    name = "opencode-default-permissions"
+
+    def permission(self, paths: JobPaths) -> dict[str, Any]:
+        return {pattern: "deny" for pattern in self.removed_tools()}  # the tools it takes away stay away

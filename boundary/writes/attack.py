@@ -186,6 +186,10 @@ class WriteAttack:
 
                 script.add_step(call, unless=written)
 
+    def landed(self) -> list[str]:
+        """Each target a channel changed so far, as seen from outside (the job's own file aside)."""
+        return [t.aimed for t in self.targets if t.kind != CONTROL and t.effects]
+
     def _edited_besides_control(self) -> bool:
         return any("edit" in t.effects or "edit" in t.mount_points for t in self.targets if t.kind != CONTROL)
 
