@@ -264,7 +264,7 @@ class Judge:
             return judge_refusal(result, control, self.call_denials)
         if not bash_client.finished(result):
             return Finding(Verdict.INCONCLUSIVE, "", f"bash did not finish its tries (no `{bash_client.DONE}`)")
-        return judge_attempts(attempts, control)
+        return judge_attempts(attempts, control, self.call_denials)
 
     def _shell_control(self, call: str, label: str) -> Control:
         result = self.results.get(call)
@@ -277,7 +277,11 @@ class Judge:
         kind = "tcp" if place.kind == "tcp" else "unix"
         control = self._shell_control(SHELL_CALL, f"control:{kind}")
         attempts = _relevant(place, "shell", parse(result))
-        return judge_attempts(attempts, control) if attempts else judge_refusal(result, control, self.call_denials)
+        return (
+            judge_attempts(attempts, control, self.call_denials)
+            if attempts
+            else judge_refusal(result, control, self.call_denials)
+        )
 
     def _discovered(self, place: Place, result: str) -> Finding:
         kind = "tcp" if place.kind == "tcp" else "unix"
@@ -290,7 +294,7 @@ class Judge:
             return Finding(Verdict.INCONCLUSIVE, "", f"discovery did not try everything it listed: {cut.detail}")
         mine = _relevant(place, "shell_discovered", attempts)
         if mine:
-            return judge_attempts(mine, control)
+            return judge_attempts(mine, control, self.call_denials)
         if control.ok or control.closed_by == OS_LAYER:
             seen = sum(a.label.startswith("found:") for a in attempts)
             how = "its own listener of that kind was listed" if control.ok else control.why

@@ -81,7 +81,9 @@ def test_a_sandbox_that_stops_python_but_not_bash_is_named_by_what_bash_reached(
     for target in ("runner_api_tcp", "metadata"):
         assert found[(target, "shell_bash")]["verdict"] == "LEAKED", found[(target, "shell_bash")]
         assert f"bash:{target} answered" in found[(target, "shell_bash")]["detail"]
-    assert "GuardError" in found[("runner_api_tcp", "shell")]["detail"]  # Python's own cell says what stopped it
+    python = found[("runner_api_tcp", "shell")]  # Python's own cell: stopped by the guard, in its declared words
+    assert (python["verdict"], python["layer"]) == ("DENIED", "interpreter guard"), python
+    assert "GuardError" in python["detail"]
 
 
 def test_a_runner_that_lets_jobs_reach_localhost_exposes_the_runner_api(pytester: pytest.Pytester) -> None:

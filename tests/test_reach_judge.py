@@ -145,6 +145,21 @@ def test_a_policy_refusal_proves_itself():
     assert judge(("system_bus", "shell"), HELD).detail == "system_bus:direct socket: EPERM"
 
 
+def test_a_guard_inside_the_interpreter_is_its_layers_denial_in_its_own_words_only():
+    """An exception no kernel raised, in a declared layer's words, is that layer's refusal; in no layer's words it
+    proves nothing (issue 43: a runner whose guard lives in Python got its Python cells named)."""
+    guard = "REACH runner_api_tcp:direct error connect GuardError network access is not allowed here"
+    result = HELD.replace("REACH runner_api_tcp:direct error connect ECONNREFUSED", guard)
+    proxy = next(line for line in KNOWN.splitlines() if line.startswith("REACH runner_api_tcp:proxy"))
+    result = result.replace(proxy, "REACH runner_api_tcp:proxy error proxy NONE")  # no proxy: the guard alone
+    runner = SimpleNamespace(denials={**DENIALS, "interpreter guard": ("not allowed here",)})
+    judged = Judge(runner, {SHELL_CALL: result}, OWN, PUBLIC_TOKEN, [], {}, (UrlPlan(), RequestLog(complete=True)))  # type: ignore[arg-type]
+    finding = judged.cell(("runner_api_tcp", "shell"), TARGETS)
+    assert (finding.verdict, finding.layer) == (Verdict.DENIED, "interpreter guard"), finding
+    assert "GuardError network access" in finding.detail
+    assert judge(("runner_api_tcp", "shell"), result).verdict is Verdict.INCONCLUSIVE  # undeclared: unexplained
+
+
 def test_a_target_not_listed_is_denied_only_if_the_listing_showed_the_clients_own():
     assert judge(("metadata", "shell_discovered")).verdict is Verdict.DENIED
     unlisted = HELD.replace("discover:own-tcp listed", "discover:own-tcp unlisted")

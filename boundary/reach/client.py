@@ -12,7 +12,8 @@ jobs' namespace, as root) to show each target answers there. Modes:
   /proc/net/tcp{,6}, each tried; its own listeners opened first, so a listing that cannot see them says so.
 
 Each attempt prints one line, `REACH <label> answered <excerpt>` or `REACH <label> error <stage> <ERRNO>` (errno
-names, never strerror texts: no harness word can pass for a sandbox's refusal). Only the standard library.
+names, never strerror texts: no harness word can pass for a sandbox's refusal); an exception that is no OS error
+(a guard inside the interpreter) is printed as `<Type> <its message>`, the guard's own words. Only the standard library.
 """
 
 from __future__ import annotations
@@ -63,7 +64,8 @@ def failure(stage: str, error: BaseException) -> str:
         return f"error {stage} ETIMEDOUT"
     if isinstance(error, OSError) and error.errno is not None:
         return f"error {stage} {errno.errorcode.get(error.errno, str(error.errno))}"
-    return f"error {stage} {type(error).__name__}"
+    # Not the kernel's: a guard inside the interpreter (an audit hook) raised it, and says why in its own words.
+    return f"error {stage} {type(error).__name__} {excerpt(str(error).encode())}"
 
 
 def http_over(sock: socket.socket, connect_to: Any, host: str) -> str:

@@ -88,19 +88,34 @@ def classify(attempt: Attempt) -> tuple[str, str]:
     return "unknown", attempt.text
 
 
-def judge_attempts(attempts: list[Attempt], control: Control) -> Finding:
-    """The verdict on a target's attempts through one channel (none returned its canary)."""
-    kinds = [(a, *classify(a)) for a in attempts]
-    tried = [(a, kind, why) for a, kind, why in kinds if kind != "none"]
-    unknown = [f"{a.label}: {why}" for a, kind, why in tried if kind == "unknown"]
+def judge_attempts(
+    attempts: list[Attempt], control: Control, denials: dict[str, tuple[str, ...]] | None = None
+) -> Finding:
+    """The verdict on a target's attempts through one channel (none returned its canary). `denials`: the layers
+    whose words, in an error the client printed (a guard inside the interpreter raised it), are that layer's
+    refusal; the kernel's texts are none of them."""
+    kinds = [(a, *_refused_by_a_layer(a, denials or {})) for a in attempts]
+    tried = [(a, kind, why, layer) for a, kind, why, layer in kinds if kind != "none"]
+    unknown = [f"{a.label}: {why}" for a, kind, why, _ in tried if kind == "unknown"]
     if not tried:
         return Finding(Verdict.INCONCLUSIVE, "", "the client tried nothing for this target")
     if unknown:
         return Finding(Verdict.INCONCLUSIVE, "", "; ".join(unknown))
-    said = "; ".join(f"{a.label} {why}" for a, _, why in tried)
-    if any(kind == "absent" for _, kind, _ in tried) and not control.ok:
+    said = "; ".join(f"{a.label} {why}" for a, _, why, _ in tried)
+    if any(kind == "absent" for _, kind, _, _ in tried) and not control.ok:
         return Finding(Verdict.INCONCLUSIVE, "", f"{said}, but {control.why or 'the control did not get through'}")
-    return Finding(Verdict.DENIED, OS_LAYER, said)
+    layers = {layer for *_, layer in tried}
+    return Finding(Verdict.DENIED, layers.pop() if len(layers) == 1 else OS_LAYER, said)
+
+
+def _refused_by_a_layer(attempt: Attempt, denials: dict[str, tuple[str, ...]]) -> tuple[str, str, str]:
+    """(kind, why, layer): `classify`'s, but an error it cannot place that is in one layer's words is that
+    layer's refusal: it proves itself, as a policy errno does."""
+    kind, why = classify(attempt)
+    layer = recognise_layer(attempt.detail, denials) if kind == "unknown" and attempt.outcome == "error" else None
+    if layer is not None and layer != UNRECOGNISED:
+        return "policy", f"refused by the {layer} layer: {attempt.detail[:160]}", layer
+    return kind, why, OS_LAYER
 
 
 def judge_refusal(result: str, control: Control, denials: dict[str, tuple[str, ...]]) -> Finding:
