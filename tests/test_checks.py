@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ from boundary.host.health import checks_for
 from boundary.jobs.nettrace import read_trace
 from boundary.jobs.session import JobReport
 from boundary.offered import OfferedTools
-from boundary.report.passrule import failures
+from boundary.report.passrule import failures, passed
 from boundary.report.record import RunRecord, ScenarioRecord
 from boundary.report.terminal import summary_lines
 from boundary.scenarios import ProbeResult
@@ -78,17 +79,32 @@ PLANNED = [("saved_output", "read"), ("saved_output", "grep")]
 
 
 def record(*results: ProbeResult, tools: frozenset[str] = EXPECTED, traced: bool = True, tmp: Path) -> RunRecord:
+    run = RunRecord("reference", {"opencode": "srt"}, planned=["cross_job"], versions={"opencode": "1.18.33"})
+    run.add(unit("cross_job", results, tmp, tools=tools, traced=traced))
+    return run
+
+
+def unit(
+    name: str,
+    results: Sequence[ProbeResult],
+    tmp: Path,
+    *,
+    tools: frozenset[str] = EXPECTED,
+    traced: bool = True,
+    agent: str = "",
+) -> ScenarioRecord:
+    """A unit whose every other check holds; `cross_job` claims the runner plugin and checks the layers."""
     (tmp / "t").write_text(TRACE)
-    job = JobReport("cross_job.job-b", 9.5, sorted(tools), 0, [], network=read_trace(tmp / "t") if traced else None)
-    scenario = ScenarioRecord("cross_job", "reads", PLANNED, ["runner plugin"], checks_layers=True)
+    job = JobReport(f"{name}.job-b", 9.5, sorted(tools), 0, [], network=read_trace(tmp / "t") if traced else None)
+    layers = name.endswith("cross_job")
+    planned = [(r.target, r.channel) for r in results] if not layers else PLANNED
+    scenario = ScenarioRecord(name, name, planned, ["runner plugin"] if layers else [], layers, agent=agent)
     scenario.results.extend(results)
     scenario.jobs.append(job)
     scenario.offered = OfferedTools(EXPECTED, tools, ())
     checks = {check: {"ok": True} for check in checks_for("namespace")}
     scenario.host = {"mode": "namespace", "boot_s": 0.2, "samples": 3, "checks": checks, "chain": []}
-    run = RunRecord("reference", {"opencode": "srt"}, planned=["cross_job"], versions={"opencode": "1.18.33"})
-    run.add(scenario)
-    return run
+    return scenario
 
 
 def both(verdict: str = "DENIED", layer: str = "runner plugin") -> list[ProbeResult]:
@@ -124,7 +140,36 @@ def test_a_planned_scenario_missing_from_the_report_fails(tmp_path: Path) -> Non
 
 def test_silent_claimed_layer_fails(tmp_path: Path) -> None:
     run = record(*both(layer="OS sandbox"), tmp=tmp_path)
-    assert "cross_job: layer runner plugin denied nothing" in failures(run.as_dict())
+    assert "cross_job: layer runner plugin denied nothing in any scenario" in failures(run.as_dict())
+    assert "layers that denied (here/in the run): plugin 0/0 ✗" in summary_lines(run.as_dict())
+
+
+def test_a_layer_that_denies_only_in_another_unit_of_its_agent_is_seen_working(tmp_path: Path) -> None:
+    """A layer that guards only the network denies in `reach`, not in cross_job: the run holds (it read "denied
+    nothing" when only cross_job's cells counted). Another agent's unit, or another machine's, shows nothing."""
+    run = RunRecord("reference", {"opencode": "srt"}, planned=["opencode/cross_job", "opencode/reach"])
+    run.add(unit("opencode/cross_job", both(layer="OS sandbox"), tmp_path, agent="opencode"))
+    network = ProbeResult("reach", "opencode", "srt", "reference", "api", "shell", "DENIED", "runner plugin", "d", 0.1)
+    run.add(unit("opencode/reach", [network], tmp_path, agent="opencode"))
+    assert run.passed(), failures(run.as_dict())
+    assert "layers that denied (here/in the run): plugin 0/1" in summary_lines(run.as_dict())
+    report = run.as_dict()
+    report["scenarios"]["opencode/reach"]["agent"] = "claude"
+    assert "opencode/cross_job: layer runner plugin denied nothing in any opencode scenario of this run" in failures(
+        report
+    )
+    report["scenarios"]["opencode/reach"] |= {"agent": "opencode", "machine": "another"}
+    assert not passed(report)
+
+
+def test_a_run_where_no_unit_checks_the_layers_says_so(tmp_path: Path) -> None:
+    run = RunRecord("reference", {"opencode": "srt"}, planned=["reach"])
+    run.add(unit("reach", [result("DENIED")], tmp_path))
+    lines = summary_lines(run.as_dict())
+    assert run.passed() and any(line.startswith("layers: not checked") for line in lines)
+    assert not any(
+        line.startswith("layers: not checked") for line in summary_lines(record(*both(), tmp=tmp_path).as_dict())
+    )
 
 
 def test_a_runner_claiming_no_layer_fails(tmp_path: Path) -> None:

@@ -127,7 +127,7 @@ BREAKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "no results": lambda r: r.update(results=[]),
     "offered tools failed": lambda r: r["offered_tools"].update(passed=False, added=["opencode_bash"]),
     "offered tools null": lambda r: r.update(offered_tools=None),
-    "silent layer": lambda r: r["layers"].update({"OS sandbox": 0}),
+    "silent layer": lambda r: [x.update(layer="runner plugin") for x in r["results"] if x["layer"] == "OS sandbox"],
     "layers missing": lambda r: r.pop("layers"),
     "network not clean": lambda r: r["jobs"][0]["network"].update(clean=False, inet=["1.1.1.1:53"]),
     "network not traced": _untraced,
@@ -178,7 +178,7 @@ def test_markdown_shows_the_verdict_versions_and_checks() -> None:
         "**reference**",
     ):
         assert version in text
-    assert "offered tools:** ✅ held" in text and "agent permission 5, runner plugin 19, OS sandbox 9" in text
+    assert "offered tools:** ✅ held" in text and "agent permission 5/5, runner plugin 19/19, OS sandbox 9/9" in text
     assert "| cross\\_job.job-a | 7.5 | 0 | ✅ clean | 127.0.0.1:4010 |" in text
 
 
@@ -186,7 +186,7 @@ def test_markdown_shows_leaked_cells_and_their_detail() -> None:
     text = to_markdown(make_failing())
     assert text.startswith("## ❌ boundary: FAIL") and "layer OS sandbox denied nothing" in text
     assert "| ❌ LEAKED | ❌ LEAKED | ✅ ok |" in text and "⚠️ INCONCLUSIVE" in text
-    assert "OS sandbox 0 ❌" in text and "**Not denied (10)**" in text
+    assert "OS sandbox 0/0 ❌" in text and "**Not denied (10)**" in text
     assert "`shell_ls` ❌ LEAKED: canary came back: BOUNDARY-saved\\_output" in text
 
 

@@ -74,18 +74,20 @@ def _units(base: Report, head: Report) -> Iterator[Change]:
     before, after = scenarios_of(base), scenarios_of(head)
     for name in dict.fromkeys([*after, *before]):
         if name not in after:
-            yield Change(WEAKER, name, "outcome", _outcome(name, before[name]), "", "no longer run")
+            yield Change(WEAKER, name, "outcome", _outcome(name, base), "", "no longer run")
         elif name not in before:
-            yield Change(STRONGER, name, "outcome", "", _outcome(name, after[name]), "newly run")
+            yield Change(STRONGER, name, "outcome", "", _outcome(name, head), "newly run")
         else:
-            yield from _unit(name, before[name], after[name], _order(head, after[name]))
+            yield from _unit(name, base, head)
 
 
-def _unit(name: str, before: dict[str, Any], after: dict[str, Any], order: tuple[str, ...]) -> Iterator[Change]:
-    held_before, held_after = not scenario_failures(name, before), not scenario_failures(name, after)
+def _unit(name: str, base: Report, head: Report) -> Iterator[Change]:
+    """What changed in the unit `name`, which both reports ran."""
+    before, after, order = scenarios_of(base)[name], scenarios_of(head)[name], _order(head, scenarios_of(head)[name])
+    held_before, held_after = not scenario_failures(name, before, base), not scenario_failures(name, after, head)
     if held_before != held_after:
         kind, says = (STRONGER, "holds now") if held_after else (WEAKER, "no longer holds")
-        yield Change(kind, name, "outcome", _outcome(name, before), _outcome(name, after), says)
+        yield Change(kind, name, "outcome", _outcome(name, base), _outcome(name, head), says)
     count_before, count_after = len(results_of(before)), len(results_of(after))
     if count_before != count_after:
         kind = WEAKER if count_after < count_before else STRONGER
@@ -131,8 +133,9 @@ def _cell(result: Result) -> str:
     return str(result.get("layer") if _denied(result) else result.get("verdict"))
 
 
-def _outcome(name: str, scenario: dict[str, Any]) -> str:
-    reasons = scenario_failures(name, scenario)
+def _outcome(name: str, report: Report) -> str:
+    scenario = scenarios_of(report)[name]
+    reasons = scenario_failures(name, scenario, report)
     count = len(results_of(scenario))
     return f"held ({count} probes)" if not reasons else f"FAILED: {excerpt(reasons[0].removeprefix(f'{name}: '), 60)}"
 

@@ -16,7 +16,6 @@ from boundary.report.passrule import (
     jobs_of,
     not_denied,
     not_started_of,
-    positive,
     results_of,
     run_of,
     scenarios_of,
@@ -51,6 +50,7 @@ def to_html(report: Report) -> str:
     body += [f"<p><b>{_e(said)}</b></p>" for said in view.depth_lines(report)]
     body += [f'<p class="reasons"><b>{_e(said)}</b></p>' for said in view.not_started_lines(report)]
     body += [f"<p>{_e(said)}</p>" for said in view.verb_write_lines(report)]
+    body += [f"<p><i>{_e(said)}</i></p>" for said in view.layer_check_lines(report)]
     if len(agents) > 1:
         body += ["<h2>Agents side by side</h2>", _table(["scenario", *agents], rows)]
     for name, scenario in scenarios_of(report).items():
@@ -58,7 +58,8 @@ def to_html(report: Report) -> str:
         if not_started_of(scenario):  # said once, at the top
             body.append(f"<p>{view.DID_NOT_RUN}: see above</p>")
             continue
-        body += [*_matrix(scenario), *_depth(report, name), *_checks(scenario), *_host(scenario), *_jobs(scenario)]
+        body += [*_matrix(scenario), *_depth(report, name), *_checks(scenario, report)]
+        body += [*_host(scenario), *_jobs(scenario)]
         body += [f"<p><i>{_e(said)}</i></p>" for said in view.not_tried(scenario)]
         body += [*_not_denied(scenario), *_errors(scenario), *_all_results(scenario)]
     head = f'<meta charset="utf-8"><title>{_e(title)}</title><style>{CSS}</style>'
@@ -141,7 +142,7 @@ def _legend() -> str:
     return f'<p class="legend">{swatches}<br>{_e(view.LEGEND)}. Hover a cell for its detail.</p>'
 
 
-def _checks(scenario: dict[str, Any]) -> list[str]:
+def _checks(scenario: dict[str, Any], report: Report) -> list[str]:
     offered = scenario.get("offered_tools")
     if isinstance(offered, dict):
         mark = "✓ held" if offered.get("passed") is True else "✗ FAILED"
@@ -149,17 +150,17 @@ def _checks(scenario: dict[str, Any]) -> list[str]:
         tools = _table(["check", *(k for k, _ in parts)], [[mark, *(v for _, v in parts)]])
     else:
         tools = "<p><b>✗ not checked</b></p>"
-    return ["<h3>Offered tools</h3>", tools, "<h3>Layers that denied</h3>", _layers(scenario)]
+    return ["<h3>Offered tools</h3>", tools, "<h3>Layers that denied</h3>", _layers(scenario, report)]
 
 
-def _layers(scenario: dict[str, Any]) -> str:
-    layers = scenario.get("layers")
-    if scenario.get("checks_layers") is False:
+def _layers(scenario: dict[str, Any], report: Report) -> str:
+    rows = view.layer_rows(scenario, report)
+    if rows is None:
         return "<p>not a layer check: this scenario's probes need not reach every layer</p>"
-    if not isinstance(layers, dict):
+    if not isinstance(scenario.get("layers"), dict):  # what the runner claimed is not in the report
         return "<p><b>✗ not reported</b></p>"
-    rows = [[str(name), str(n), "✓" if positive(n) else "✗ denied nothing"] for name, n in layers.items()]
-    return _table(["layer", "probes denied", "status"], rows) if rows else "<p>no layer claimed</p>"
+    marked = [[*row, "✓" if row[2] != "0" else "✗ denied nothing"] for row in rows]
+    return _table(view.LAYER_COLUMNS, marked) if rows else "<p>no layer claimed</p>"
 
 
 def _host(scenario: dict[str, Any]) -> list[str]:

@@ -17,7 +17,6 @@ from boundary.report.passrule import (
     not_denied,
     not_started_of,
     passed,
-    positive,
     run_of,
     scenarios_of,
 )
@@ -33,6 +32,7 @@ def to_markdown(report: Report) -> str:
     lines += [line for said in view.depth_lines(report) for line in (f"**{_md(said)}**", "")]
     lines += [line for said in view.not_started_lines(report) for line in (f"**{_md(said)}**", "")]
     lines += [line for said in view.verb_write_lines(report) for line in (_md(said), "")]
+    lines += [line for said in view.layer_check_lines(report) for line in (f"*{_md(said)}*", "")]
     agents, rows = view.side_by_side(report)
     if len(agents) > 1:
         lines += [_row(["scenario", *agents]), "|---" * (len(agents) + 1) + "|", *(_row(row) for row in rows), ""]
@@ -45,7 +45,7 @@ def to_markdown(report: Report) -> str:
         if rows:
             lines += ["*Each layer alone:*", "", _row(header), "|---" * len(header) + "|", *map(_row, rows), ""]
         lines += [line for said in view.not_tried(scenario) for line in (f"*{_md(said)}*", "")]
-        lines += [_offered(scenario), *_layers(scenario), *_host(scenario), "", *_jobs(scenario)]
+        lines += [_offered(scenario), *_layers(scenario, report), *_host(scenario), "", *_jobs(scenario)]
         lines += _not_denied(scenario) + _errors(scenario) + [""]
     lines += [f"<sub>✅ {_md(view.LEGEND)}</sub>", *_errors(run_of(report))]
     return "\n".join(lines) + "\n"
@@ -107,14 +107,14 @@ def _offered(scenario: dict[str, Any]) -> str:
     return f"- **offered tools:** {mark} — " + "; ".join(f"{k}: {_md(v)}" for k, v in view.offered_parts(offered))
 
 
-def _layers(scenario: dict[str, Any]) -> list[str]:
-    layers = scenario.get("layers")
-    if scenario.get("checks_layers") is False:
+def _layers(scenario: dict[str, Any], report: Report) -> list[str]:
+    rows = view.layer_rows(scenario, report)
+    if rows is None:
         return []
-    if not isinstance(layers, dict):
+    if not isinstance(scenario.get("layers"), dict):  # what the runner claimed is not in the report
         return ["- **layers that denied:** ❌ not reported"]
-    counts = [f"{_md(name)} {_md(n)}" + ("" if positive(n) else " ❌") for name, n in layers.items()]
-    return ["- **layers that denied:** " + (", ".join(counts) or "❌ none claimed")]
+    counts = [f"{_md(name)} {_md(n)}/{_md(all_n)}" + ("" if all_n != "0" else " ❌") for name, n, all_n in rows]
+    return ["- **layers that denied** (here/in the run): " + (", ".join(counts) or "❌ none claimed")]
 
 
 def _host(scenario: dict[str, Any]) -> list[str]:

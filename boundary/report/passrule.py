@@ -28,7 +28,7 @@ def failures(report: Report) -> list[str]:
     if not scenarios:
         reasons.append("no scenario reported")
     for name, scenario in scenarios.items():
-        reasons += scenario_failures(name, scenario)
+        reasons += scenario_failures(name, scenario, report)
     said = [f"{s['what']}: {s.get('said')}" for s in map(not_started_of, scenarios.values()) if s]
     errors = [f"error: {error}" for error in run_of(report).get("errors") or []]
     return list(dict.fromkeys(said)) + reasons + errors + _weaker_failures(report)
@@ -57,12 +57,14 @@ def exit_status(report: Report) -> int:
     return 0 if passed(report) else 1
 
 
-def scenario_failures(name: str, scenario: dict[str, Any]) -> list[str]:
+def scenario_failures(name: str, scenario: dict[str, Any], report: Report) -> list[str]:
+    """Why the unit fails, read in its run's `report` (a claimed layer may deny only in another unit of its agent)."""
     not_started = not_started_of(scenario)
     if not_started:  # one reason, its words said once for the run (`failures`): none of its checks ran
         return [f"{name}: did not run"]
-    checks = (_probe_failures, _offered_failures, _layer_failures, _network_failures, _host_failures)
+    checks = (_probe_failures, _offered_failures, _network_failures, _host_failures)
     reasons = [reason for check in checks for reason in check(scenario)]
+    reasons += _layer_failures(scenario, report)
     reasons += [f"error: {error}" for error in scenario.get("errors") or []]
     return [f"{name}: {reason}" for reason in reasons]
 
@@ -85,14 +87,32 @@ def _offered_failures(scenario: dict[str, Any]) -> list[str]:
     return [] if offered.get("passed") is True else ["offered tools differ from the expected set"]
 
 
-def _layer_failures(scenario: dict[str, Any]) -> list[str]:
-    if scenario.get("checks_layers") is False:
+def _layer_failures(scenario: dict[str, Any], report: Report) -> list[str]:
+    denied = layers_denied(scenario, report)
+    if denied is None:
         return []  # this scenario's probes need not reach every layer (a missing flag fails closed)
-    layers = scenario.get("layers")
-    if not isinstance(layers, dict) or not layers:
+    if not denied:
         return ["the runner claims no layer that denies: nothing shows a defence working"]
     # A claimed layer that denied nothing may have silently stopped working, even if others held.
-    return [f"layer {name} denied nothing" for name, count in layers.items() if not positive(count)]
+    where = f"in any {scenario.get('agent')} scenario of this run" if scenario.get("agent") else "in any scenario"
+    return [f"layer {name} denied nothing {where}" for name, count in denied.items() if not count]
+
+
+def layers_denied(scenario: dict[str, Any], report: Report) -> dict[str, int] | None:
+    """Each layer the unit's runner claims, and how many cells it denied in all of the run's units of the same agent;
+    None where the unit does not check layers. A layer may guard only what another scenario tries (one that stops
+    the network denies in `reach` alone): each claimed one must be seen working somewhere in the run."""
+    if scenario.get("checks_layers") is False:
+        return None
+    claimed = scenario.get("layers")
+    counts = dict.fromkeys(map(str, claimed), 0) if isinstance(claimed, dict) else {}
+    same = ("agent", "machine")  # a report merged from several machines (report/merge.py) holds each one's units
+    units = [s for s in scenarios_of(report).values() if all(s.get(k) == scenario.get(k) for k in same)]
+    for unit in units if any(s is scenario for s in units) else [*units, scenario]:
+        for result in worst_result_by_cell(results_of(unit)).values():
+            if result.get("verdict") == "DENIED" and result.get("layer") in counts:
+                counts[str(result["layer"])] += 1
+    return counts
 
 
 def _network_failures(scenario: dict[str, Any]) -> list[str]:

@@ -29,6 +29,8 @@ from boundary.report.view import (
     comparison_head,
     comparison_rows,
     depth_lines,
+    layer_check_lines,
+    layer_rows,
     matrix,
     not_started_lines,
     not_tried,
@@ -55,10 +57,10 @@ def summary_lines(report: Report) -> list[str]:
     depth = depth_lines(report)
     lines += [*depth, "(each cell with each layer alone: the markdown and HTML reports)", ""] if depth else []
     lines += not_started_lines(report)
-    lines += verb_write_lines(report)
+    lines += verb_write_lines(report) + layer_check_lines(report)
     lines += side_by_side_lines(report)
     for name, scenario in scenarios_of(report).items():
-        lines += ["", *_scenario_lines(name, scenario)]
+        lines += ["", *_scenario_lines(name, scenario, report)]
     lines += ["", *_legend_lines()]
     lines += [f"ERROR: {error}" for error in run.get("errors") or []]
     return [*lines, f"RESULT: {verdict_line(report)}"]
@@ -95,10 +97,10 @@ def _columns(header: list[str], rows: list[list[str]], widths: list[int], least:
     return [("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))).rstrip() for row in [header, *rows]]
 
 
-def _scenario_lines(name: str, scenario: dict[str, Any]) -> list[str]:
+def _scenario_lines(name: str, scenario: dict[str, Any], report: Report) -> list[str]:
     if not_started_of(scenario):  # said once, at the top
         return [f"== {name}: {scenario.get('title')} — {DID_NOT_RUN}: its jobs did not start (above)"]
-    failed = scenario_failures(name, scenario)
+    failed = scenario_failures(name, scenario, report)
     lines = [f"== {name}: {scenario.get('title')} — {'FAILED' if failed else 'held'}", *_matrix(scenario)]
     lines += not_tried(scenario)
     offered = scenario.get("offered_tools")
@@ -106,9 +108,10 @@ def _scenario_lines(name: str, scenario: dict[str, Any]) -> list[str]:
         mark = "held" if offered.get("passed") else "FAILED"
         explain = OfferedTools(frozenset(offered["expected"]), frozenset(offered["offered"]), ()).explain()
         lines.append(f"offered tools: {mark} — " + ("; ".join(_offered_problems(offered)) or explain))
-    if scenario.get("layers") is not None:
-        counts = ", ".join(f"{LAYER_SHORT.get(k, k)} {n}" for k, n in scenario["layers"].items())
-        lines.append(f"layers that denied: {counts or 'none claimed'}")
+    layers = layer_rows(scenario, report)
+    if layers is not None:  # here / in all of the agent's units of the run
+        counts = [f"{LAYER_SHORT.get(k, k)} {n}/{in_run}" + (" ✗" if in_run == "0" else "") for k, n, in_run in layers]
+        lines.append(f"layers that denied (here/in the run): {', '.join(counts) or 'none claimed'}")
     lines += _host_lines(scenario.get("host"))
     for job in jobs_of(scenario):
         network = network_of(job).get("explain") or network_state(job)

@@ -20,6 +20,7 @@ from boundary.report.passrule import (
     host_failed,
     host_not_applicable,
     host_unchecked,
+    layers_denied,
     network_of,
     network_state,
     not_started_of,
@@ -80,6 +81,28 @@ def cell_kind(result: Result | None) -> str:
     return "leaked" if verdict in FAILING[:-1] else "inconclusive"
 
 
+LAYER_COLUMNS = ["layer", "cells denied here", "in the run", "status"]  # html adds the status
+
+
+def layer_rows(scenario: dict[str, Any], report: Report) -> list[list[str]] | None:
+    """Each claimed layer, the cells it denied in this unit and in all of its agent's units of the run (it fails where
+    that is 0); None where the unit does not check layers (the pass rule: `layers_denied`)."""
+    denied = layers_denied(scenario, report)
+    if denied is None:
+        return None
+    layers = scenario.get("layers")
+    here: dict[str, Any] = layers if isinstance(layers, dict) else {}
+    return [[layer, str(here.get(layer, 0)), str(n)] for layer, n in denied.items()]
+
+
+def layer_check_lines(report: Report) -> list[str]:
+    """Said where no unit of the run checks that each claimed layer denied something (a run of other scenarios)."""
+    units = scenarios_of(report).values()
+    if not units or any(unit.get("checks_layers") is not False for unit in units):
+        return []
+    return ["layers: not checked — no scenario of this run shows each claimed layer denying (cross_job does: run it)"]
+
+
 def matrix(scenario: dict[str, Any]) -> tuple[list[str], list[str], dict[Cell, Result]]:
     """Targets and channels in first-seen order (the order the scenario ran them), and each cell's result."""
     results = results_of(scenario)
@@ -96,7 +119,7 @@ def side_by_side(report: Report) -> tuple[list[str], list[list[str]]]:
     for name, scenario in scenarios.items():
         base = name.rpartition("/")[2]
         row = rows.setdefault(base, [base, *("-" for _ in agents)])
-        row[1 + agents.index(_agent_of(name, scenario))] = _outcome(name, scenario)
+        row[1 + agents.index(_agent_of(name, scenario))] = _outcome(name, scenario, report)
     return agents, list(rows.values())
 
 
@@ -106,9 +129,9 @@ def _agent_of(name: str, scenario: dict[str, Any]) -> str:
     return f"{scenario['machine']}: {agent}" if scenario.get("machine") else agent
 
 
-def _outcome(name: str, scenario: dict[str, Any]) -> str:
+def _outcome(name: str, scenario: dict[str, Any], report: Report) -> str:
     results = results_of(scenario)
-    if not scenario_failures(name, scenario):
+    if not scenario_failures(name, scenario, report):
         return f"held ({len(results)} probes)"
     if not_started_of(scenario):
         return DID_NOT_RUN

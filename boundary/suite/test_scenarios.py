@@ -8,9 +8,11 @@ when its first test needs it; its tests then read the one record it left. Test i
   INCONCLUSIVE fail; a cell the scenario left out fails too);
 - offered tools (incident 2): the model was sent exactly the tools the runner meant;
 - network: every job's process tree reached nothing but the scripted model;
-- layers (incident 4): every layer the runner claims denied at least one probe, where the
-  scenario exercises them all;
 - host (incident 3): the host stayed healthy from the baseline through every job and a resolver restart.
+
+That every layer the runner claims denied at least one probe (incident 4) is the report's check, not a test here: a
+layer may deny only in another unit of its agent (one that guards the network, in `reach`), which another worker
+runs (boundary.report.passrule.layers_denied).
 """
 
 from __future__ import annotations
@@ -23,8 +25,6 @@ from boundary.host.health import checks_for
 from boundary.report.record import ScenarioRecord
 from boundary.scenarios.runs import ScenarioRuns
 from boundary.suite.plugin import planned_units, require
-
-NO_LAYER = "no-layer-claimed"
 
 
 def _params(metafunc: pytest.Metafunc, second: str | None) -> list[Any]:
@@ -45,11 +45,6 @@ def _params(metafunc: pytest.Metafunc, second: str | None) -> list[Any]:
             params += [
                 pytest.param(key, c, marks=group, id=f"{name}-{prefix}-{c[1]}-{c[0]}") for c in scenario.cells(runner)
             ]
-        elif second == "layer" and scenario.checks_layers:
-            layers = list(runner.denials) or [NO_LAYER]
-            params += [
-                pytest.param(key, lay, marks=group, id=f"{name}-{prefix}-{lay.replace(' ', '_')}") for lay in layers
-            ]
         elif second == "check":
             params += [pytest.param(key, c, marks=group, id=f"{name}-{prefix}-{mode}-{c}") for c in checks_for(mode)]
         elif second is None:
@@ -60,15 +55,11 @@ def _params(metafunc: pytest.Metafunc, second: str | None) -> list[Any]:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "scenario" not in metafunc.fixturenames:
         return
-    second = next((name for name in ("cell", "layer", "check") if name in metafunc.fixturenames), None)
+    second = next((name for name in ("cell", "check") if name in metafunc.fixturenames), None)
     if second is None:
         metafunc.parametrize("scenario", _params(metafunc, None))
         return
-    params = _params(metafunc, second)
-    if not params and second == "layer":  # said, not silent: -ra lists it
-        why = "no selected scenario exercises every layer (cross_job does): select it to check the layers"
-        params = [pytest.param("-", "-", marks=pytest.mark.skip(reason=why), id="no-layer-scenario")]
-    metafunc.parametrize(("scenario", second), params)
+    metafunc.parametrize(("scenario", second), _params(metafunc, second))
 
 
 def _ran(runs: ScenarioRuns, name: str) -> ScenarioRecord:
@@ -111,18 +102,6 @@ def test_jobs_reach_only_the_model(boundary_runs: ScenarioRuns, scenario: str) -
         if job.network is None:
             pytest.fail(f"job {job.name} was not traced: its network use is unknown (INCONCLUSIVE)", False)
         require(job.network.clean, f"job {job.name} {job.network.explain()}")
-
-
-@pytest.mark.live
-def test_layer_denies(boundary_runs: ScenarioRuns, scenario: str, layer: str) -> None:
-    """A layer the runner claims is shown working: it denied at least one probe.
-
-    Other layers may still hold every probe, but a layer that silently stopped
-    working is defence lost, and the run says so.
-    """
-    require(layer != NO_LAYER, "the runner claims no layer that denies: nothing shows a defence working")
-    count = _ran(boundary_runs, scenario).layer_counts()[layer]
-    require(count > 0, f"the runner claims the layer {layer!r}, but it denied none of the probes")
 
 
 @pytest.mark.live
