@@ -67,6 +67,9 @@ def test_a_runner_that_lets_jobs_use_docker_opens_every_unix_socket(
         for channel in ("shell", "shell_discovered"):
             assert found[(place, channel)]["verdict"] == "LEAKED", found[(place, channel)]
     assert "/run/dbus/system_bus_socket answered Hello" in found[("system_bus", "shell_discovered")]["detail"]
+    for program in ("curl", "node"):  # every program that speaks HTTP over a unix socket
+        sockets = {place: found[(place, f"shell_{program}")]["verdict"] for place in ("runner_api_unix", "docker_api")}
+        assert set(sockets.values()) == {"LEAKED"}, (program, sockets)
     assert {found[(place, "shell")]["verdict"] for place in TCP_PLACES} == {"DENIED"}  # its network still holds
     result.stdout.fnmatch_lines(["*LEAKED: docker_api via shell*"])
 
@@ -79,8 +82,9 @@ def test_a_sandbox_that_stops_python_but_not_bash_is_named_by_what_bash_reached(
     assert result.ret == 1
     found = cells(report, "opencode")
     for target in ("runner_api_tcp", "metadata"):
-        assert found[(target, "shell_bash")]["verdict"] == "LEAKED", found[(target, "shell_bash")]
-        assert f"bash:{target} answered" in found[(target, "shell_bash")]["detail"]
+        for program in ("bash", "curl", "node"):  # no guard stops them: each program's own cell
+            cell = found[(target, f"shell_{program}")]
+            assert cell["verdict"] == "LEAKED" and f"{program}:{target} answered" in cell["detail"], cell
     python = found[("runner_api_tcp", "shell")]  # Python's own cell: stopped by the guard, in its declared words
     assert (python["verdict"], python["layer"]) == ("DENIED", "interpreter guard"), python
     assert "GuardError" in python["detail"]

@@ -57,7 +57,16 @@ BASH = """REACH bash:runner_api_tcp error connect ECONNREFUSED
 REACH bash:metadata error connect ENETUNREACH
 REACH bash:done
 """
-HELD = BASH + CONTROLS + KNOWN + DISCOVERED + "REACH done\n"
+PROGRAMS = BASH + "".join(
+    f"""REACH {name}:runner_api_tcp error connect ECONNREFUSED
+REACH {name}:metadata error connect ENETUNREACH
+REACH {name}:runner_api_unix error connect EPERM
+REACH {name}:docker_api error connect EPERM
+REACH {name}:done
+"""
+    for name in ("curl", "node")
+)
+HELD = PROGRAMS + CONTROLS + KNOWN + DISCOVERED + "REACH done\n"
 
 
 def judge(cell, result=HELD, fetch=None, problems=(), absent=None, control=None):
@@ -219,7 +228,7 @@ def test_the_fetch_tool_is_tried_where_the_runner_offers_one():
     """No reference runner offers a fetch tool (opencode's webfetch is taken away); a runner that offers it is tried."""
     runners = (OpencodeRunner(), ClaudeRunner(), CodexRunner(), OffersWebfetch())
     planned = {type(r).__name__: {ch for _, ch in Reach().plan(r)} for r in runners}
-    everyone = {"shell", "shell_bash", "shell_discovered", "any_tool"}
+    everyone = {"shell", "shell_bash", "shell_curl", "shell_node", "shell_discovered", "any_tool"}
     assert planned["OffersWebfetch"] == everyone | {
         "webfetch",
         "webfetch_redirect",
@@ -302,35 +311,78 @@ def test_bash_refused_by_policy_is_denied_and_an_unfinished_bash_proves_nothing(
     assert odd.verdict is Verdict.INCONCLUSIVE, odd
 
 
-def test_the_bash_program_reaches_a_listener_and_names_a_refusal_by_errno(tmp_path):
-    """The lines bash itself prints, run here against a loopback listener serving a canary and a closed port."""
+def test_a_program_the_job_cannot_find_has_nothing_to_try_and_one_cut_short_proves_nothing():
+    missing = HELD.replace("REACH node:done", "REACH node:absent").replace("REACH node:metadata", "REACH x:metadata")
+    finding = judge(("metadata", "shell_node"), missing)
+    assert (finding.verdict, finding.layer) == (Verdict.DENIED, "n/a") and "no node" in finding.detail, finding
+    cut = judge(("docker_api", "shell_node"), HELD.replace("REACH node:done\n", ""))
+    assert cut.verdict is Verdict.INCONCLUSIVE and "node:done" in cut.detail, cut
+    reached = HELD.replace("curl:docker_api error connect EPERM", f"curl:docker_api answered {TOKEN['docker_api']}")
+    assert judge(("docker_api", "shell_curl"), reached).verdict is Verdict.LEAKED
+    assert judge(("docker_api", "shell_node"), reached).verdict is Verdict.DENIED  # curl's answer is curl's cell
+
+
+def test_a_socket_curl_could_not_make_is_held_only_where_the_kind_is_closed_to_the_shell():
+    """curl 7.88 gives no errno for a refused socket(2): held where the Python client was refused that kind of socket
+    in the same call (srt's seccomp on AF_UNIX), unproven where the kind is open."""
+    silent = "error socket NOREASON * Failed to connect to localhost port 80 after 0 ms: Couldn't connect to server"
+    held = HELD.replace("curl:docker_api error connect EPERM", f"curl:docker_api {silent}")
+    finding = judge(("docker_api", "shell_curl"), held)
+    assert (finding.verdict, finding.layer) == (Verdict.DENIED, "OS sandbox") and "EPERM" in finding.detail, finding
+    opened = held.replace("REACH control:unix error socket EPERM", f"REACH control:unix answered {OWN}")
+    assert judge(("docker_api", "shell_curl"), opened).verdict is Verdict.INCONCLUSIVE
+
+
+def test_each_program_reaches_a_listener_and_names_a_refusal_by_errno(tmp_path):
+    """The lines bash, curl and Node print, run here against loopback and unix listeners serving a canary, a closed
+    port and a missing socket."""
     import http.server
+    import socket
     import subprocess
     import threading
 
-    from boundary.reach import bash_client
+    from boundary.reach import programs
     from boundary.reach.places import Place
 
     class Page(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
             self.send_response(200)
             self.end_headers()
-            self.wfile.write(OWN.encode())
+            self.wfile.write(f"{OWN} {self.headers.get('Metadata-Flavor')}".encode())
 
         def log_message(self, *args):
             pass
 
-    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page) as server:
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+    class UnixServer(http.server.ThreadingHTTPServer):
+        address_family = socket.AF_UNIX
+
+        def server_bind(self):
+            self.socket.bind(self.server_address)
+            self.server_name, self.server_port = "localhost", 0
+
+    sock = str(tmp_path / "api.sock")
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page) as server, UnixServer(sock, Page) as unix:
+        for each in (server, unix):
+            threading.Thread(target=each.serve_forever, daemon=True).start()
         closed = http.server.HTTPServer(("127.0.0.1", 0), Page)
         closed_port = closed.server_address[1]
         closed.server_close()
         served = [
             Place("up", "tcp", "127.0.0.1", server.server_address[1]),
             Place("down", "tcp", "127.0.0.1", closed_port),
+            Place("sock", "unix", sock),
+            Place("gone", "unix", str(tmp_path / "gone.sock")),
         ]
-        said = subprocess.run(["bash"], input=bash_client.script(served), capture_output=True, text=True, timeout=30)
+        said = subprocess.run(["bash"], input=programs.script(served), capture_output=True, text=True, timeout=60)
         server.shutdown()
+        unix.shutdown()
     lines = said.stdout.splitlines()
-    assert lines[0].startswith("REACH bash:up answered HTTP/1.0 200") and OWN in lines[0], said
-    assert lines[1:] == ["REACH bash:down error connect ECONNREFUSED", bash_client.DONE], said
+    for name in ("bash", "curl", "node"):
+        (up,) = [line for line in lines if line.startswith(f"REACH {name}:up ")]
+        assert up.startswith(f"REACH {name}:up answered") and f"{OWN} Google" in up, said
+        assert f"REACH {name}:down error connect ECONNREFUSED" in lines and f"REACH {name}:done" in lines, said
+    for name in ("curl", "node"):
+        (answered,) = [line for line in lines if line.startswith(f"REACH {name}:sock ")]
+        assert OWN in answered and f"REACH {name}:gone error connect ENOENT" in lines, said
+    assert not any(line.startswith("REACH bash:sock") for line in lines)  # /dev/tcp speaks TCP only
+    assert not any("UNKNOWN" in line or "NOREASON" in line for line in lines), said
