@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from boundary.ci.github import GitHub, GitHubError
+from boundary.doctor import checks as doctor
 from boundary.host import HOST_MODES
 from boundary.host.base import HostError
 from boundary.host.image import ensure_image
@@ -28,7 +29,7 @@ from boundary.runners import init as runner_init
 from boundary.runners.check import check_runner
 from boundary.runners.protocol import ProtocolError
 from boundary.suite import pytest_args
-from boundary.toolchain import doctor, tools
+from boundary.toolchain import tools
 
 
 def _tools_install(_: argparse.Namespace) -> int:

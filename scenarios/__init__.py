@@ -14,15 +14,15 @@ from importlib.metadata import entry_points
 
 from boundary.scenarios.after_removal import AfterRemoval
 from boundary.scenarios.base import Cell, ProbeResult, Scenario
-from boundary.scenarios.cross_job import CrossJob
+from boundary.scenarios.cross_job.scenario import CrossJob
 from boundary.scenarios.cross_job_writes import CrossJobWrites
-from boundary.scenarios.escalation import Escalation
+from boundary.scenarios.escalation.scenario import Escalation
 from boundary.scenarios.hostile_repository import HostileRepository
-from boundary.scenarios.reach import Reach
-from boundary.scenarios.sessions import Sessions
+from boundary.scenarios.reach.scenario import Reach
+from boundary.scenarios.sessions.scenario import Sessions
 from boundary.scenarios.sweep.scenario import Sweep
-from boundary.scenarios.tamper import Tamper
-from boundary.scenarios.terminal import Terminal
+from boundary.scenarios.tamper.scenario import Tamper
+from boundary.scenarios.terminal.scenario import Terminal
 
 ENTRY_POINTS = "boundary.scenarios"
 BUILT_IN: dict[str, type[Scenario]] = {

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from boundary.scenarios.runs import HOST_SEARCH_LOCK
 from boundary.suite import pytest_args
+from boundary.suite.runs import HOST_SEARCH_LOCK
 
 # A last-resort bound on a hung run (each job has its own timeout). The default run, every agent, took 4-5 min alone on
 # a 2-core CI machine on a slow day and over 10 min beside the other worker's live tests: it was cut short at 600 s.

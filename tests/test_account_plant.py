@@ -10,7 +10,7 @@ from typing import Any
 
 from boundary.report.record import ScenarioRecord
 from boundary.scenarios.common import ACCOUNT, NO_ACCOUNT, plant_account
-from boundary.scenarios.runs import _not_planted
+from boundary.suite.runs import _not_planted
 
 
 def runner(db: Path | None = None, directory: Path | None = None) -> Any:

@@ -7,8 +7,8 @@ import time
 import psutil
 import pytest
 
-from boundary.load import cpu_load
 from boundary.suite.bench import parse
+from boundary.suite.load import cpu_load
 
 SPUN_S = 0.5  # CPU seconds each burner must gather; a process that sleeps gathers none
 

@@ -9,9 +9,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from boundary.configuring import Configuring, discover, snapshot
 from boundary.layout import JobPaths
 from boundary.runners.contract import Job
+from boundary.scenarios.tamper.configuring import Configuring, discover, snapshot
 
 PROJECT = (("opencode.json", "project config"), (".opencode/plugin/x.js", "project plugin"))
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from boundary.probes import Target
 from boundary.scenarios.common import ACCOUNT
-from boundary.scenarios.cross_job import rewritten, snapshots
+from boundary.scenarios.cross_job.scenario import rewritten, snapshots
 
 
 def test_an_append_that_keeps_the_canary_is_a_change_and_the_account_database_is_not_looked_at(tmp_path: Path) -> None:

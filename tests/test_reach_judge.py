@@ -25,8 +25,8 @@ from boundary.runners.claude import ClaudeRunner
 from boundary.runners.codex import CodexRunner
 from boundary.runners.opencode import OpencodeRunner
 from boundary.sabotage.reach import OffersWebfetch
-from boundary.scenarios.reach import SHELL_CALL, Judge, Reach
-from boundary.scenarios.reach_tools import UrlPlan
+from boundary.scenarios.reach.scenario import SHELL_CALL, Judge, Reach
+from boundary.scenarios.reach.tools import UrlPlan
 from boundary.suite import prepare as plugin_setup
 from boundary.verdict import Verdict
 

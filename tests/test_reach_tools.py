@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from boundary.model.schema_calls import HOSTED
 from boundary.reach.places import PUBLIC, Request, RequestLog, places
-from boundary.scenarios.reach_tools import UrlPlan, judge_place, path_of
+from boundary.scenarios.reach.tools import UrlPlan, judge_place, path_of
 from boundary.verdict import Verdict
 
 PUBLIC_TOKEN = "BOUNDARY-11111111111111111111"

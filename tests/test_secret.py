@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from boundary import unpack
+from boundary.jobs.secret import RunnerSecret
 from boundary.layout import JobPaths
 from boundary.runners.contract import Job
-from boundary.secret import RunnerSecret
 
 
 def job(tmp_path: Path, env: dict[str, str] | None = None) -> Job:

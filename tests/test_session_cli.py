@@ -9,8 +9,8 @@ import pytest
 
 from boundary.runners.opencode import OpencodeRunner
 from boundary.sandboxes import OS_DENIALS
-from boundary.scenarios.session_cli import CLI_CELL, cli_command, cli_executable, cli_finding, sections
-from boundary.scenarios.sessions import CONTINUE_CELL, Sessions
+from boundary.scenarios.sessions.cli import CLI_CELL, cli_command, cli_executable, cli_finding, sections
+from boundary.scenarios.sessions.scenario import CONTINUE_CELL, Sessions
 
 THEIRS = "BOUNDARY-0000000000000000000a"
 THEIRS_ID, OWN_ID = "ses_aaaa", "ses_bbbb"

@@ -13,8 +13,8 @@ from boundary.layout import create_repository
 from boundary.model import JobRecord
 from boundary.sabotage.sessions import WORKSPACE, ClaudeOneWorkspace, CodexOneWorkspace, OpencodeOneWorkspace
 from boundary.scenarios import BUILT_IN
-from boundary.scenarios.session_cli import CLI_CELL
-from boundary.scenarios.sessions import CONTINUE_CELL, Sessions, _ran, continued, session_finding
+from boundary.scenarios.sessions.cli import CLI_CELL
+from boundary.scenarios.sessions.scenario import CONTINUE_CELL, Sessions, _ran, continued, session_finding
 
 THEIRS = "BOUNDARY-0000000000000000000a"  # job A's canary
 OWN = "BOUNDARY-0000000000000000000b"  # job B's own

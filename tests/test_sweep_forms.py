@@ -161,7 +161,7 @@ def test_only_a_file_that_starts_with_the_magic_is_shipped(tmp_path: Path) -> No
 def test_a_token_b_is_never_handed_is_found_in_every_form_without_naming_it(tmp_path: Path) -> None:
     """The runner secret: its forms cannot be in B's script, so patterns that match every canary's forms find its
     copy, and what B's sweep writes down holds the copy (the secret's own oracle reads it there)."""
-    from boundary.secret import encodings
+    from boundary.jobs.secret import encodings
 
     secret = "BOUNDARY-fedcba9876543210fedc"
     for skip in range(3):

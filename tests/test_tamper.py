@@ -16,14 +16,14 @@ import pytest
 
 from boundary import canary
 from boundary.agents.opencode import OpenCode
-from boundary.configuring import KINDS, discover, snapshot
 from boundary.layout import JobPaths
 from boundary.model import Script
 from boundary.model.record import JobRecord
 from boundary.probes import Target
 from boundary.runners.contract import Job
 from boundary.scenarios.base import ProbeResult
-from boundary.scenarios.tamper import Tamper
+from boundary.scenarios.tamper.configuring import KINDS, discover, snapshot
+from boundary.scenarios.tamper.scenario import Tamper
 from boundary.writes.attack import CHANNELS, CONTROL, WriteAttack, WriteTarget
 
 

@@ -8,7 +8,7 @@ import pyte
 import pytest
 
 from boundary.runners.claude import all_but
-from boundary.scenarios.terminal import COLUMNS, ROWS, _prompt, _selected, interactive_argv
+from boundary.scenarios.terminal.scenario import COLUMNS, ROWS, _prompt, _selected, interactive_argv
 
 
 def test_interactive_argv_drops_print_mode_only() -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from boundary.runners.claude import ClaudeRunner
-from boundary.scenarios.terminal_input import (
+from boundary.scenarios.terminal.keystrokes import (
     LANDED,
     TIOCSTI_CELL,
     WRITE_CELL,
@@ -130,14 +130,14 @@ def test_judge(
     verdict: Verdict,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("boundary.scenarios.terminal_input.host_refusal", lambda: None)
+    monkeypatch.setattr("boundary.scenarios.terminal.keystrokes.host_refusal", lambda: None)
     finding = judge_probe(probes()[cell], seen, result, control, problems, Declared())
     assert finding.verdict is verdict, finding
     assert (finding.layer == "OS sandbox") is (verdict is Verdict.DENIED)
 
 
 def test_a_host_that_refuses_tiocsti_to_everyone_proves_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("boundary.scenarios.terminal_input.host_refusal", lambda: "legacy_tiocsti is 0")
+    monkeypatch.setattr("boundary.scenarios.terminal.keystrokes.host_refusal", lambda: "legacy_tiocsti is 0")
     result = "/dev/tty: open: No such device or address"
     finding = judge_probe(probes()[TIOCSTI_CELL], None, result, None, [], Declared())
     assert finding.verdict is Verdict.INCONCLUSIVE and "legacy_tiocsti" in finding.detail

@@ -15,13 +15,13 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from boundary.agents.opencode import OpenCode
-from boundary.configuring import Configuring
 from boundary.layout import JobPaths
 from boundary.model import JobRecord
 from boundary.model.script import Script
 from boundary.probes import Target
 from boundary.scenarios.cross_job_writes import CrossJobWrites
-from boundary.scenarios.tamper import Tamper
+from boundary.scenarios.tamper.configuring import Configuring
+from boundary.scenarios.tamper.scenario import Tamper
 from boundary.verdict import Finding, Verdict
 from boundary.writes.attack import CHANNELS, CONTROL, WriteAttack, WriteTarget
 from boundary.writes.shell import SHELL_LINE, SHELL_START

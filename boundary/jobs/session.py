@@ -20,11 +20,11 @@ from boundary.jobs.job import JobDidNotStart, JobOutcome, Operator, run_job, run
 from boundary.jobs.netns import model_url
 from boundary.jobs.nettrace import NetworkUse, read_trace
 from boundary.jobs.pod import Pod
+from boundary.jobs.secret import RunnerSecret
 from boundary.layout import create_repository
 from boundary.model import JobRecord, ModelServer, Script
 from boundary.model.conversation import run_checkpoint
 from boundary.runners.contract import Job, Runner, VerbsOnHost
-from boundary.secret import RunnerSecret
 from boundary.text import plain
 
 # New jobs for the calls a job never answered: each answers some or shows which call ends it, so a script of

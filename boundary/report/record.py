@@ -17,7 +17,7 @@ from boundary.report.passrule import Cell, Report, passed, verdict, worst_by_cel
 
 if TYPE_CHECKING:  # for annotations only: `boundary report` reads a record without loading any scenario's code
     from boundary.jobs.session import JobReport
-    from boundary.offered import OfferedTools
+    from boundary.report.offered import OfferedTools
     from boundary.scenarios.base import ProbeResult
 
 

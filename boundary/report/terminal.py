@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
-from boundary.offered import OfferedTools
+from boundary.report.offered import OfferedTools
 from boundary.report.passrule import (
     Report,
     host_failed,

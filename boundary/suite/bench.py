@@ -8,7 +8,7 @@ check what the probes add, the jobs' critical path (the time at least one job wa
 share of the wall time outside it, and the scripted model's latency per request (p50 / p99), all read from the
 runs' JSON reports. `just soak` runs the same
 loop serially, without floors, and stops at the first run that fails, keeping that run's report, output
-and work directory. `--load` runs it all with every core kept busy (boundary.load), as on a shared CI runner.
+and work directory. `--load` runs it all with every core kept busy (boundary.suite.load), as on a shared CI runner.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from boundary.load import cpu_load
 from boundary.suite import pytest_args
+from boundary.suite.load import cpu_load
 from boundary.suite.prepare import WORKDIR_PREFIX
 
 REPORTS = Path("reports")  # a failed run's evidence lands here, in the directory it runs from

@@ -28,7 +28,6 @@ from boundary.runners.command import CommandRunner
 from boundary.runners.contract import LayersOff, Runner
 from boundary.runners.protocol import ProtocolError
 from boundary.scenarios import get_scenario, registry
-from boundary.scenarios.runs import ScenarioRuns, Unit
 from boundary.suite import SETTINGS as SUITE_SETTINGS
 from boundary.suite.options import DEFAULT_RUNNER, add_options
 from boundary.suite.prepare import (
@@ -39,6 +38,7 @@ from boundary.suite.prepare import (
     reap_leftovers,
     wording_problem,
 )
+from boundary.suite.runs import ScenarioRuns, Unit
 from boundary.toolchain import tools
 from boundary.toolchain.versions import collect_versions
 

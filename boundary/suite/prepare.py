@@ -15,13 +15,14 @@ from pathlib import Path
 import pytest
 
 from boundary import beacon, canary
+from boundary.doctor import checks as doctor
 from boundary.host.container import reap_containers
 from boundary.report.record import RunRecord
 from boundary.scenarios import probe_batches
 from boundary.scenarios.sweep import leftovers as sweep_leftovers
 from boundary.scenarios.sweep.places import SWEEP_OUTPUT
 from boundary.scenarios.sweep.search import DIRECT, SWEEP_END
-from boundary.toolchain import doctor, tools
+from boundary.toolchain import tools
 from boundary.verdict import HARNESS_NOTE
 
 WORKDIR_PREFIX = "bnd-run-"  # short: a runner's paths under it may hold Unix sockets (107 bytes at most)

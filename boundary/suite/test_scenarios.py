@@ -23,8 +23,8 @@ import pytest
 
 from boundary.host.health import checks_for
 from boundary.report.record import ScenarioRecord
-from boundary.scenarios.runs import ScenarioRuns
 from boundary.suite.plugin import planned_units, require
+from boundary.suite.runs import ScenarioRuns
 
 
 def _params(metafunc: pytest.Metafunc, second: str | None) -> list[Any]:

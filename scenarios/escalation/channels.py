@@ -1,6 +1,6 @@
 """The escalation scenario's channels, one per way an agent runs a command outside its sandbox (or in a
 subagent), each an `Attempt` on one file: its calls, which of their results are judged, and what the probe
-itself typed (`boundary.scenarios.escalation` has the scenario and its judge)."""
+itself typed (`boundary.scenarios.escalation.scenario` has the scenario and its judge)."""
 
 from __future__ import annotations
 

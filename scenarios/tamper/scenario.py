@@ -2,7 +2,7 @@
 
 Incident 6: opencode's file tools run in the unconfined agent process; a job rewrote
 the file that configured its own shell's sandbox and its next shell call read another
-job's output. The harness finds every file that configures job B (`boundary.configuring`),
+job's output. The harness finds every file that configures job B (`boundary.scenarios.tamper.configuring`),
 tries every write channel on each (`boundary.writes.attack`), then re-runs read probes on job
 A's saved output in the same session and again in a resumed job (same checkout and data,
 a new agent process), because configuration read at start only bites after a restart.
@@ -29,7 +29,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from boundary.beacon import Beacon, control, control_problem, witness_directory
-from boundary.configuring import KINDS, Configuring, discover, snapshot
 from boundary.jobs.session import Session
 from boundary.model import Script
 from boundary.probes import CHANNELS, Target
@@ -38,7 +37,8 @@ from boundary.scenarios.base import JOB_A, JOB_B, Cell, ProbeResult, Scenario
 from boundary.scenarios.common import REPOSITORY_FILES, run_job_a
 from boundary.scenarios.common_probes import judge_probes, plan_probes
 from boundary.scenarios.probe_batches import batched
-from boundary.scenarios.tamper_groups import Groups, groups_of
+from boundary.scenarios.tamper.configuring import KINDS, Configuring, discover, snapshot
+from boundary.scenarios.tamper.groups import Groups, groups_of
 from boundary.verdict import Finding, Verdict
 from boundary.writes.attack import CHANNELS as WRITE_CHANNELS
 from boundary.writes.attack import WriteAttack, WriteTarget, judge_group, scratch

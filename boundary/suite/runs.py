@@ -22,7 +22,7 @@ from boundary.host.services import DEFAULT_UNITS
 from boundary.jobs.job import JobDidNotStart
 from boundary.jobs.session import Session
 from boundary.model import ModelServer
-from boundary.offered import OfferedTools
+from boundary.report.offered import OfferedTools
 from boundary.report.record import RunRecord, ScenarioRecord
 from boundary.runners.contract import Runner
 from boundary.scenarios import Scenario

@@ -20,8 +20,7 @@ from boundary.scenarios.base import JOB_A, Cell, ProbeResult, Scenario
 from boundary.scenarios.common import ACCOUNT, after_job_a
 from boundary.scenarios.common_oracles import CONTEXT_CELL, context_finding, job_output_findings
 from boundary.scenarios.common_probes import judge_probes, own_file, plan_probes
-from boundary.scenarios.probe_batches import batched
-from boundary.scenarios.tool_attacks import (
+from boundary.scenarios.cross_job.tool_attacks import (
     CHANNEL,
     UNDECLARED_CELL,
     JobNames,
@@ -32,6 +31,7 @@ from boundary.scenarios.tool_attacks import (
     tool_cells,
     undeclared_tools,
 )
+from boundary.scenarios.probe_batches import batched
 from boundary.verdict import Finding, Verdict
 from boundary.writes.state import FileState, changed, state
 

@@ -16,7 +16,7 @@ host's /run — never on this machine's network. Job B tries each target
   `WebFetch`): the agent's own tool, which runs in the unconfined agent process, at the target and through a 302
   from a "public" place;
 - `any_tool`: every other tool job B is offered, from its schema, each free string given the target's URL
-  (`scenarios/reach_tools.py`): a fetching tool no one here has seen is attacked too.
+  (`scenarios/reach/tools.py`): a fetching tool no one here has seen is attacked too.
 
 A canary answered is LEAKED; a system bus that answers the job's `Hello` is LEAKED and named. Controls: the shell
 client reaches its own listeners (TCP and unix) and lists them; the fetch tool fetches the public place's page;
@@ -70,8 +70,8 @@ from boundary.runners.contract import Runner
 from boundary.sandboxes import OS_DENIALS
 from boundary.scenarios.base import JOB_B, Cell, ProbeResult, Scenario
 from boundary.scenarios.common import REPOSITORY_FILES
-from boundary.scenarios.reach_tools import CHANNEL as ANY_TOOL
-from boundary.scenarios.reach_tools import UrlPlan, judge_place
+from boundary.scenarios.reach.tools import CHANNEL as ANY_TOOL
+from boundary.scenarios.reach.tools import UrlPlan, judge_place
 from boundary.verdict import UNRECOGNISED, Finding, Verdict, recognise_layer
 
 # The shell's words for a client whose interpreter it cannot run (`exec /usr/bin/python3 …` in bash or sh): not

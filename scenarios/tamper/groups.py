@@ -10,10 +10,10 @@ from pathlib import Path
 
 from boundary import canary
 from boundary.beacon import Beacon
-from boundary.configuring import Configuring, is_sqlite, sqlite_sidecar
 from boundary.model import Script
 from boundary.probes import Target
 from boundary.runners.contract import Job
+from boundary.scenarios.tamper.configuring import Configuring, is_sqlite, sqlite_sidecar
 from boundary.writes.attack import CHANNELS as WRITE_CHANNELS
 from boundary.writes.attack import WriteTarget
 from boundary.writes.payload import loosened

@@ -1,6 +1,6 @@
 """Why a namespace was refused, and the one fix: the kernel's user-namespace knobs, AppArmor, a container's seccomp.
 
-The doctor (boundary/toolchain/doctor.py) asks this when bwrap or unshare could not create their namespaces.
+The doctor (boundary/doctor/checks.py) asks this when bwrap or unshare could not create their namespaces.
 """
 
 from __future__ import annotations

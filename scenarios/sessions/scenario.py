@@ -25,9 +25,9 @@ from boundary.model import JobRecord, Script
 from boundary.runners.contract import Job, Runner
 from boundary.scenarios.base import JOB_A, JOB_B, Cell, ProbeResult, Scenario
 from boundary.scenarios.common import REPOSITORY_FILES
-from boundary.scenarios.session_cli import AGENTS as CLI_AGENTS
-from boundary.scenarios.session_cli import CALL as CLI_CALL
-from boundary.scenarios.session_cli import CLI_CELL, cli_finding, cli_script
+from boundary.scenarios.sessions.cli import AGENTS as CLI_AGENTS
+from boundary.scenarios.sessions.cli import CALL as CLI_CALL
+from boundary.scenarios.sessions.cli import CLI_CELL, cli_finding, cli_script
 from boundary.verdict import Finding, Verdict
 
 CONTINUE_CELL: Cell = ("job_a_canaries", "continue")

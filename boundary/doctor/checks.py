@@ -14,16 +14,13 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from boundary import proc
+from boundary.doctor.check import Check, Ran, first_line, run
+from boundary.doctor.namespaces import diagnose, read_sysctl
+from boundary.doctor.node import check_node
 from boundary.host import make_host
 from boundary.host.base import HostError
 from boundary.host.properties import LEGACY_TIOCSTI, tiocsti_meaning
-from boundary.text import excerpt
-from boundary.toolchain import node as nodejs
 from boundary.toolchain import tools
-from boundary.toolchain.namespace_diagnosis import diagnose, read_sysctl
-
-TIMEOUT_S = 10.0
 
 # command -> (Debian package, what needs it)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -48,33 +45,6 @@ BWRAP_TRY = [
     "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
     "--unshare-net", "--unshare-pid", "--die-with-parent", "--", "/bin/true",
 ]  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str  # e.g. "bwrap namespaces"
-    ok: bool
-    detail: str  # what was seen
-    fix: str = ""  # exact fix when not ok (one line, a command where possible)
-    info: bool = False  # a property of this machine, reported and never a problem (ok is True)
-
-
-@dataclass(frozen=True)
-class Ran:
-    code: int | None  # None: not found or timed out (detail says which)
-    stdout: str
-    stderr: str
-
-
-def run(argv: list[str], what: str, timeout: float | None = None) -> Ran:
-    """Run argv (found on the current PATH) through proc.run: a missing command or a hang is a result here."""
-    try:
-        done = proc.run(argv, timeout=timeout or TIMEOUT_S, what=what)
-    except OSError as error:
-        return Ran(None, "", f"{argv[0]}: {error.strerror}")
-    except proc.ProcTimeout as error:  # the check's fix already names the command to run by hand
-        return Ran(None, error.tail, f"timed out after {error.timeout_s:g} s, so its process group was killed")
-    return Ran(done.returncode, done.stdout, done.stderr)
 
 
 def _try_namespaces(name: str, argv: list[str]) -> Check:
@@ -103,10 +73,6 @@ ESSENTIALS_TRY = [
 PROC_STATUS = Path("/proc/self/status")
 
 
-def first_line(text: str) -> str:
-    return excerpt(next((line for line in text.splitlines() if line.strip()), "no output"))
-
-
 def check_commands(sandbox: str = "srt") -> Check:
     wanted = [c for c in COMMANDS if c not in SANDBOX_COMMANDS or sandbox in SANDBOX_COMMANDS[c]]
     missing = [c for c in wanted if shutil.which(c) is None]
@@ -115,60 +81,6 @@ def check_commands(sandbox: str = "srt") -> Check:
     detail = "missing " + ", ".join(f"{c} ({COMMANDS[c][1]})" for c in missing)
     packages = dict.fromkeys(COMMANDS[c][0] for c in missing)  # ordered, no repeats
     return Check("commands on PATH", False, detail, "apt-get install " + " ".join(packages))
-
-
-def check_node() -> Check:
-    """The Node that will run the tools meets every `engines.node` they declare (srt: >= 22.12.0)."""
-    try:
-        node = tools.node()
-        found = nodejs.version(node)
-        needs = node_requirements()
-    except (tools.ToolsError, nodejs.NodeError, proc.ProcTimeout, OSError) as error:
-        return Check("node engines", False, f"cannot tell which Node runs the tools: {error}", node_fix())
-    unmet = [f"{who} needs {spec}" for who, spec in needs.items() if spec and not _meets(found, spec)]
-    if unmet:
-        return Check("node engines", False, f"node {found} ({node}) is too old: " + "; ".join(unmet), node_fix())
-    pinned = [f"{who} {spec or '(declares none)'}" for who, spec in needs.items() if _is_pinned(who)]
-    others = sum(1 for who, spec in needs.items() if spec and not _is_pinned(who))
-    return Check(
-        "node engines",
-        True,
-        f"node {found} ({node}) meets " + ", ".join(pinned) + f", and {others} dependencies' ranges",
-    )
-
-
-def node_requirements() -> dict[str, str]:
-    """`package version` → its `engines.node` ('' if none): each pinned tool, then each locked dependency."""
-    if tools.source() == "npm":
-        pins = {name: pin for project in tools.PROJECTS for name, pin in project.pins().items()}
-        locked = {name: spec for project in tools.PROJECTS for name, spec in project.engines().items()}
-        return {f"{name} {pin}": locked.get(name, "") for name, pin in pins.items()} | {
-            name: spec for name, spec in locked.items() if name not in pins
-        }
-    found = [tools.manifest_beside(tools.executable(name)) or {"name": name} for name in tools.PATH_REQUIRED]
-    return {f"{m['name']} {m.get('version', '?')}": _declared_node(m) for m in found}
-
-
-def _declared_node(manifest: dict[str, object]) -> str:
-    engines = manifest.get("engines")
-    return str(engines.get("node", "")) if isinstance(engines, dict) else ""
-
-
-def _is_pinned(who: str) -> bool:
-    return " " in who  # pinned tools are named with their version
-
-
-def _meets(found: str, spec: str) -> bool:
-    try:
-        return nodejs.satisfies(found, spec)
-    except ValueError:  # a range this harness cannot read is not a pass
-        return False
-
-
-def node_fix() -> str:
-    if tools.source() == "path":
-        return "put a Node.js that meets these ranges first on PATH (the dev shell's `nix develop` does)"
-    return f"pin a {nodejs.WHEEL} version that meets these ranges in pyproject.toml, then `just setup`"
 
 
 def check_bwrap() -> Check:

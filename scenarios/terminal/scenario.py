@@ -5,7 +5,7 @@ that print mode refuses ("you haven't granted it yet") becomes a question, and a
 answers every question yes. The scenario shows which layer that removes (the agent permission
 layer, except for deny rules, which never ask) and that the OS sandbox must still hold the shell.
 Job A is cross_job's (print mode); job B probes the same targets through the same channels, so the
-two tables line up. Then job B's shell types into the operator's terminal (`terminal_input.py`).
+two tables line up. Then job B's shell types into the operator's terminal (`keystrokes.py`).
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from boundary.jobs.session import Session
 from boundary.model import JobRecord, ModelServer, Script
 from boundary.probes import Target
 from boundary.runners.contract import Job, Runner
-from boundary.scenarios import terminal_input
 from boundary.scenarios.base import Cell, ProbeResult
-from boundary.scenarios.cross_job import CrossJob
-from boundary.scenarios.terminal_input import type_by_tiocsti
+from boundary.scenarios.cross_job.scenario import CrossJob
+from boundary.scenarios.terminal import keystrokes
+from boundary.scenarios.terminal.keystrokes import type_by_tiocsti
 from boundary.text import excerpt
 
 # Claude Code 2.1.332's start-up questions, as its screen shows them (seen live): (what to find, the option to
@@ -175,7 +175,7 @@ class Terminal(CrossJob):
     in_default_run = False  # only with --scenario terminal: it attacks Claude Code alone
 
     def plan(self, runner: Runner) -> list[Cell]:
-        return [*super().plan(runner), *terminal_input.CELLS]
+        return [*super().plan(runner), *keystrokes.CELLS]
 
     def _run_job_b(self, runner: Runner, session: Session, job: Job, targets: list[Target]) -> list[ProbeResult]:
         self._typed: list[ProbeResult] = []  # filled by run_job_b, which the cross-job run calls
@@ -186,7 +186,7 @@ class Terminal(CrossJob):
     ) -> tuple[JobOutcome, JobRecord, str]:
         job = replace(job, argv=interactive_argv(job.argv))
         _onboarded(job)
-        probes = terminal_input.plan_probes(runner)
+        probes = keystrokes.plan_probes(runner)
         script.add_calls([p.call for p in probes], runner.agent.serial_tools)  # last: the keys land in the input box
         script.final_text = f"probes-finished-{canary.new_canary()}"  # the operator leaves once it is on screen
         key, markers = f"{session.scenario}.{job.name}", tuple(p.marker for p in probes)
@@ -194,7 +194,7 @@ class Terminal(CrossJob):
         outcome, record = session.run(job, script, operator=operator)
         session.progress(f"[boundary] {self.name}: {operator.summary()}")
         problems = session.problems_of(job.name)
-        judged = terminal_input.judge_all(runner, probes, operator, outcome.transcript, record, problems)
+        judged = keystrokes.judge_all(runner, probes, operator, outcome.transcript, record, problems)
         self._typed = [self.result(runner, p.cell, f, record.call_duration_s(p.call.id)) for p, f in judged]
         return outcome, record, operator.summary()
 

@@ -40,7 +40,7 @@ from boundary.runners.contract import Job, Runner
 from boundary.scenarios.base import Cell, ProbeResult, Scenario
 from boundary.scenarios.common import after_job_a
 from boundary.scenarios.common_oracles import CONTEXT_CELL, context_finding
-from boundary.scenarios.escalation_channels import Attempt, channels_for
+from boundary.scenarios.escalation.channels import Attempt, channels_for
 from boundary.verdict import UNRECOGNISED, Evidence, Finding, judge, recognise_layer
 
 
