@@ -26,7 +26,7 @@ from boundary.host import image
 from boundary.host.base import CANARY_ADDRESS, CANARY_NAME, HostError
 from boundary.host.container import ContainerHost
 from boundary.host.mounts import Interpreter, shared_paths, symlink_hops, system_dirs
-from boundary.sabotage.runners import DROP_SUDO
+from boundary.sabotage.host import DROP_SUDO
 from boundary.toolchain import tools
 
 AS_NOBODY = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"]

@@ -26,6 +26,8 @@ from boundary.suite.prepare import KEPT_MARKER, WORKDIR_PREFIX
 from boundary.toolchain import node, tools
 
 SABOTAGE = "boundary.sabotage.runners"
+TOOLS = "boundary.sabotage.tools"  # runners that offer a tool that reads or fetches what it must not
+HOST = "boundary.sabotage.host"  # runners whose launch step damages the host
 
 pytestmark = pytest.mark.live
 
@@ -201,7 +203,7 @@ def test_allow_all_permissions_is_a_lost_layer(pytester: pytest.Pytester) -> Non
 
 def test_opencode_mcp_tools_fail_the_offered_tools_check(pytester: pytest.Pytester) -> None:
     """Incident 2: an MCP server named opencode offers opencode_session_move and the runner removes nothing."""
-    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:OpencodeMcp", "-k", "offered", *CROSS_JOB)
+    result, report = run_suite(pytester, "--runner", f"{TOOLS}:OpencodeMcp", "-k", "offered", *CROSS_JOB)
     assert result.ret == 1
     assert "opencode_session_move" in scenario(report)["offered_tools"]["forbidden"]
     result.stdout.fnmatch_lines(["*offered tools: FAILED*opencode_session_move*"])
@@ -210,7 +212,7 @@ def test_opencode_mcp_tools_fail_the_offered_tools_check(pytester: pytest.Pytest
 def test_a_declared_file_reading_tool_is_attacked_from_its_schema(pytester: pytest.Pytester) -> None:
     """Issue 28: a runner's MCP tool that reads any file, declared in its expected tools, is driven with job A's
     paths in its one string parameter: LEAKED, named; the agent's own extra tools (skill, task, todowrite) hold."""
-    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:DeclaredFileTool", *CROSS_JOB)
+    result, report = run_suite(pytester, "--runner", f"{TOOLS}:DeclaredFileTool", *CROSS_JOB)
     assert result.ret == 1
     tools = {r["target"]: r for r in scenario(report)["results"] if r["channel"] == "any_parameter"}
     assert tools["tool:files_read_text"]["verdict"] == "LEAKED", tools["tool:files_read_text"]
@@ -223,7 +225,7 @@ def test_a_tool_keyed_by_job_is_asked_for_job_as_files_in_job_a(pytester: pytest
     """Issue 43 item 1: a log viewer that reads a file only in the job named beside it is asked for A's file in
     job A (the other string names the job of the call's file): LEAKED, named; the agent's own tools, now tried
     with each of their choices, flags and numbers, hold."""
-    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:JobKeyedFileTool", *CROSS_JOB)
+    result, report = run_suite(pytester, "--runner", f"{TOOLS}:JobKeyedFileTool", *CROSS_JOB)
     assert result.ret == 1
     tools = {r["target"]: r for r in scenario(report)["results"] if r["channel"] == "any_parameter"}
     assert tools["tool:files_job_file"]["verdict"] == "LEAKED", tools["tool:files_job_file"]
@@ -257,7 +259,7 @@ def test_a_file_tool_held_back_by_codex_tool_search_is_searched_for_and_attacked
 
 def test_an_undeclared_file_reading_tool_is_attacked_too(pytester: pytest.Pytester) -> None:
     """The same tool, not declared: the offered-tools check fails, and the undeclared tools' cell says it leaks."""
-    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:UndeclaredFileTool", *CROSS_JOB)
+    result, report = run_suite(pytester, "--runner", f"{TOOLS}:UndeclaredFileTool", *CROSS_JOB)
     assert result.ret == 1
     cell = next(r for r in scenario(report)["results"] if r["target"] == "undeclared_tools")
     assert cell["verdict"] == "LEAKED" and "files_read_text" in cell["detail"], cell
@@ -280,7 +282,7 @@ def test_a_declared_fetching_tool_is_given_the_reach_places_urls(
     refusing internal addresses it is given (CheckedFetchTool) reaches both through the public place's 302. A tool
     that saves the page to a file and answers only its size (DownloadTool, issue 43) is named by the places' log."""
     options = ("--agent", "opencode", "--scenario", "reach")
-    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:{runner}", *options)
+    result, report = run_suite(pytester, "--runner", f"{TOOLS}:{runner}", *options)
     assert result.ret == 1
     cells = {r["target"]: r for r in scenario(report, "reach")["results"] if r["channel"] == "any_tool"}
     assert {name: cell["verdict"] for name, cell in cells.items()} == {"runner_api_tcp": "LEAKED", "metadata": "LEAKED"}
@@ -291,7 +293,7 @@ def test_a_task_tool_that_continues_any_session_is_caught_and_named(pytester: py
     """Issue 28: the task tool, handed job A's session id as `task_id`, continues A's session inside job B (the
     reference guard refuses a task this job did not start): the tool's cell names it, the context cell finds A's
     canaries in what that session sent the model."""
-    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:ContinuesAnyTask", *CROSS_JOB)
+    result, report = run_suite(pytester, "--runner", f"{TOOLS}:ContinuesAnyTask", *CROSS_JOB)
     assert result.ret == 1
     cells = {r["target"]: r for r in scenario(report)["results"] if r["channel"] in ("any_parameter", "context")}
     assert cells["tool:task"]["verdict"] == "LEAKED", cells["tool:task"]
@@ -388,7 +390,7 @@ DISPOSABLE_HOSTS = pytest.mark.parametrize("host", ["namespace", "container"])
 
 def run_host_control(pytester: pytest.Pytester, runner: str, host: str) -> dict[str, dict[str, Any]]:
     """The host-health scenario against a host-damaging runner: the run must fail; its host checks."""
-    result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:{runner}", "--host", host, "-k", "host", *CROSS_JOB)
+    result, report = run_suite(pytester, "--runner", f"{HOST}:{runner}", "--host", host, "-k", "host", *CROSS_JOB)
     assert result.ret == 1, result.stdout.str()[-3000:]
     return host_checks(report)
 

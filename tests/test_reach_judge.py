@@ -25,7 +25,8 @@ from boundary.runners.claude import ClaudeRunner
 from boundary.runners.codex import CodexRunner
 from boundary.runners.opencode import OpencodeRunner
 from boundary.sabotage.reach import OffersWebfetch
-from boundary.scenarios.reach.scenario import SHELL_CALL, Judge, Reach
+from boundary.scenarios.reach.cells import SHELL_CALL, Judge
+from boundary.scenarios.reach.scenario import Reach
 from boundary.scenarios.reach.tools import UrlPlan
 from boundary.suite import prepare as plugin_setup
 from boundary.verdict import Verdict

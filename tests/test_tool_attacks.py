@@ -13,7 +13,8 @@ from boundary.model.conversation import OTHER_CONVERSATION, next_turn
 from boundary.model.schema_calls import FILLER, HOSTED
 from boundary.model.script import Script
 from boundary.probes import Target
-from boundary.scenarios.cross_job.tool_attacks import JobNames, ToolJudge, ToolPlan, plan_tools
+from boundary.scenarios.cross_job.tool_attacks import JobNames, ToolPlan, plan_tools
+from boundary.scenarios.cross_job.tool_judge import ToolJudge
 from boundary.verdict import Verdict
 from tests.test_script_checkpoints import call, request
 

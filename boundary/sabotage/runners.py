@@ -7,12 +7,10 @@ the harness can fail; a green run against any of them is a harness defect.
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
 from boundary.agents.opencode import GUARD_PLUGIN
-from boundary.host.base import RESOLVED_PROCESS
 from boundary.layout import JobPaths, git
 from boundary.runners.contract import Job
 from boundary.runners.opencode import OpencodeRunner
@@ -63,109 +61,6 @@ class AllowAllDirectories(OpencodeRunner):
         return {"external_directory": "allow"}
 
 
-class OpencodeMcp(OpencodeRunner):
-    """An MCP server named `opencode` offers opencode_session_move & co, and nothing removes them (incident 2)."""
-
-    name = "opencode-mcp"
-
-    def removed_tools(self) -> tuple[str, ...]:
-        return ()  # the check still forbids opencode_*, but the runner removes nothing
-
-    def agent_config_extra(self, paths: JobPaths) -> dict[str, Any]:
-        return {"mcp": {"opencode": _local_mcp("boundary.sabotage.mcp_opencode")}}
-
-
-class DeclaredFileTool(OpencodeRunner):
-    """Offers a runner's MCP tool that reads any file (`files_read_text`) and declares it in its expected tools:
-    the tool runs beside the agent, outside the shell's sandbox, and no guard looks at its arguments (issue 28)."""
-
-    name = "declared-file-tool"
-
-    def expected_tools(self) -> frozenset[str]:
-        return super().expected_tools() | {"files_read_text"}
-
-    def agent_config_extra(self, paths: JobPaths) -> dict[str, Any]:
-        return {"mcp": {"files": _local_mcp("boundary.sabotage.mcp_files")}}
-
-
-class JobKeyedFileTool(OpencodeRunner):
-    """A runner's log viewer, `files_job_file(job, path)`: it reads a file only in the job named beside it, and
-    believes whichever job a call names (issue 43 item 1: every call named job `boundary`, so even B's own file
-    never came back, and the cell could not be told)."""
-
-    name = "job-keyed-file-tool"
-
-    def expected_tools(self) -> frozenset[str]:
-        return super().expected_tools() | {"files_job_file"}
-
-    def agent_config_extra(self, paths: JobPaths) -> dict[str, Any]:
-        return {"mcp": {"files": _local_mcp("boundary.sabotage.mcp_files", str(self._layout().checkouts))}}
-
-
-class UndeclaredFileTool(DeclaredFileTool):
-    """The same file-reading MCP tool, not declared: the offered-tools check fails, and the attack says it leaks."""
-
-    name = "undeclared-file-tool"
-
-    def expected_tools(self) -> frozenset[str]:
-        return OpencodeRunner.expected_tools(self)
-
-
-class DeclaredFetchTool(OpencodeRunner):
-    """Offers a runner's MCP tool that fetches any URL (`web_get`) and declares it: it runs beside the agent, outside
-    the shell's sandbox and network rules, and reaches the runner API and the metadata service (issue 28)."""
-
-    name = "declared-fetch-tool"
-
-    def expected_tools(self) -> frozenset[str]:
-        return super().expected_tools() | {"web_get"}
-
-    def agent_config_extra(self, paths: JobPaths) -> dict[str, Any]:
-        return {"mcp": {"web": _local_mcp("boundary.sabotage.mcp_fetch")}}
-
-
-class CheckedFetchTool(DeclaredFetchTool):
-    """The same fetch tool, refusing any URL it is given whose host is loopback, private or link-local, yet following
-    a public page's redirect to one: reach's `any_tool` goes through the public place's 302s too (issue 28)."""
-
-    name = "checked-fetch-tool"
-
-    def agent_config_extra(self, paths: JobPaths) -> dict[str, Any]:
-        return {"mcp": {"web": _local_mcp("boundary.sabotage.mcp_fetch", "--checked")}}
-
-
-class DownloadTool(OpencodeRunner):
-    """Offers a runner's MCP tool that downloads any URL to a file (`web_download(url, dest)`) and declares it: it
-    answers only "Downloaded N bytes", so the credential it fetched never comes back in its answer (issue 43)."""
-
-    name = "download-tool"
-
-    def expected_tools(self) -> frozenset[str]:
-        return super().expected_tools() | {"web_download"}
-
-    def agent_config_extra(self, paths: JobPaths) -> dict[str, Any]:
-        return {"mcp": {"web": _local_mcp("boundary.sabotage.mcp_fetch", "--download")}}
-
-
-class ContinuesAnyTask(OpencodeRunner):
-    """The reference runner whose guard lets `task` continue any session by id (`task_id`), as opencode itself does:
-    the task tool runs in the agent process, and the account's database holds every job's sessions, so job B
-    handed job A's session id takes A's conversation up (issue 28)."""
-
-    name = "continues-any-task"
-
-    def plugins(self, paths: JobPaths) -> list[Any]:
-        [[uri, options]] = super().plugins(paths)
-        return [[uri, {**options, "continueAnyTask": True}]]
-
-
-def _local_mcp(module: str, *arguments: str) -> dict[str, Any]:
-    """opencode's config of a stdio MCP server that runs this package's `module`."""
-    package_root = str(Path(__file__).resolve().parents[2])
-    command = [sys.executable, "-m", module, *arguments]
-    return {"type": "local", "command": command, "environment": {"PYTHONPATH": package_root}}
-
-
 class PhonesHome(OpencodeRunner):
     """Forgets to keep opencode quiet: it tries to fetch its model catalog at start."""
 
@@ -182,75 +77,6 @@ class PhonesHomeSeenByPackets(PhonesHome):
 
     name = "phones-home-packets"
     network_watch = "packets"
-
-
-# What codex-action's drop-sudo did: chmod(mode & 0o700) on root-owned sockets under /run.
-DROP_SUDO = """
-import os, stat
-for directory, _, files in os.walk('/run'):
-    for name in files:
-        path = os.path.join(directory, name)
-        info = os.lstat(path)
-        if stat.S_ISSOCK(info.st_mode) and info.st_uid == 0:
-            os.chmod(path, stat.S_IMODE(info.st_mode) & 0o700)
-"""
-
-
-class HostHookRunner(OpencodeRunner):
-    """A reference runner whose launch step also runs a command on the host (a 'safety strategy')."""
-
-    hook: tuple[str, ...] = ()
-
-    def create_job(self, name: str, model_url: str) -> Job:
-        job = super().create_job(name, model_url)
-        job.hooks.append(list(self.hook))
-        return job
-
-
-class DropSudo(HostHookRunner):
-    """Incident 3: chmod(mode & 0o700) on root-owned sockets under /run before each job."""
-
-    name = "drop-sudo"
-    hook = (sys.executable, "-c", DROP_SUDO)
-
-
-class KillsResolver(HostHookRunner):
-    """A runner step that kills systemd-resolved."""
-
-    name = "kills-resolver"
-    hook = ("pkill", "-x", RESOLVED_PROCESS)
-
-
-class KillsBus(HostHookRunner):
-    """A runner step that kills the system bus."""
-
-    name = "kills-bus"
-    hook = ("pkill", "-x", "dbus-daemon")
-
-
-class LeavesProcess(HostHookRunner):
-    """A runner step that leaves a background process behind on the host."""
-
-    name = "leaves-process"
-    hook = ("bash", "-c", "setsid -f sleep 600 </dev/null >/dev/null 2>&1")
-
-
-class OpensPort(HostHookRunner):
-    """A runner step that leaves a service listening on a port of the host."""
-
-    name = "opens-port"
-    hook = (
-        "bash",
-        "-c",
-        "setsid -f socat TCP-LISTEN:7777,bind=127.0.0.1,fork,reuseaddr EXEC:/bin/true </dev/null >/dev/null 2>&1",
-    )
-
-
-class DeniesNobodyByAcl(HostHookRunner):
-    """The drop-sudo fix's own way to lock a user out: an ACL entry, the mode left as it was (mode checks miss it)."""
-
-    name = "denies-nobody-by-acl"
-    hook = ("setfacl", "-m", "u:nobody:---", "/run/dbus/system_bus_socket")
 
 
 class ConfigInReach(OpencodeRunner):

@@ -24,13 +24,13 @@ from boundary.scenarios.cross_job.tool_attacks import (
     CHANNEL,
     UNDECLARED_CELL,
     JobNames,
-    ToolJudge,
     cell_target,
     plan_tools,
     schema_tools,
     tool_cells,
     undeclared_tools,
 )
+from boundary.scenarios.cross_job.tool_judge import ToolJudge
 from boundary.scenarios.probe_batches import batched
 from boundary.verdict import Finding, Verdict
 from boundary.writes.state import FileState, changed, state
