@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -18,17 +16,16 @@ from boundary.host.image import ensure_image
 from boundary.host.resolved import resolved_root
 from boundary.jobs.first_job import JobDoesNotStart, start_one
 from boundary.report.compare import FAIL_ON, compare_with
-from boundary.report.depth import depth_of
 from boundary.report.markdown import to_comment
 from boundary.report.merge import MergeError, merge_files
-from boundary.report.passrule import Report, exit_status, run_of
+from boundary.report.passrule import Report, exit_status
 from boundary.report.record import load
-from boundary.report.renderings import RENDERINGS, suite_renderings, write_each
-from boundary.report.view import depth_lines, verdict_line
+from boundary.report.renderings import RENDERINGS, write_each
+from boundary.report.view import verdict_line
 from boundary.runners import init as runner_init
 from boundary.runners.check import check_runner
 from boundary.runners.protocol import ProtocolError
-from boundary.suite import pytest_args
+from boundary.suite.launch import layers_option, run_layers_each, run_suite
 from boundary.toolchain import tools
 
 
@@ -132,53 +129,6 @@ def _ci_comment(args: argparse.Namespace) -> int:
         return 1
     print(f"boundary's comment on pull request #{args.pr}: {done}")
     return 0
-
-
-REPORTS = Path("reports")
-REPORT_NAME = "runner-sandbox"
-
-
-def run_suite(options: list[str], base: Path | None = None) -> int:
-    """The live suite from the package, in this directory: its reports at `base`.* (by default ./reports/, or beside
-    the JSON report where `--boundary-report` names it, so that its renderings never disagree with it); `options` go
-    to it."""
-    base = base or report_base(options)
-    files = [f"{r.suite_option}={base}.{r.suffix}" for r in suite_renderings().values()]
-    defaults = ["-n", "2", *files]
-    command = [sys.executable, "-m", "pytest", *pytest_args(Path.cwd()), *defaults, *options]
-    return subprocess.run(command).returncode
-
-
-def report_base(options: list[str]) -> Path:
-    """Where a run's reports go, their suffix aside."""
-    json_report = _option_value(options, RENDERINGS["json"].suite_option)
-    return Path(json_report).with_suffix("") if json_report else REPORTS / REPORT_NAME
-
-
-def _without_renderings(options: list[str]) -> list[str]:
-    """`options` less those that name where a rendering goes (and their values)."""
-    named = {r.suite_option for r in suite_renderings().values()}
-    kept: list[str] = []
-    skip = False
-    for word in options:
-        if skip:
-            skip = False
-        elif word in named:
-            skip = True
-        elif word.split("=", 1)[0] not in named:
-            kept.append(word)
-    return kept
-
-
-def _option_value(options: list[str], option: str) -> str | None:
-    """The last value given to `option` (as `OPTION VALUE` or `OPTION=VALUE`), as pytest would take it."""
-    found = None
-    for index, word in enumerate(options):
-        if word == option and index + 1 < len(options):
-            found = options[index + 1]
-        elif word.startswith(f"{option}="):
-            found = word.split("=", 1)[1]
-    return found
 
 
 def _runner_check(args: argparse.Namespace) -> int:
@@ -308,45 +258,6 @@ def parser() -> argparse.ArgumentParser:
     return root
 
 
-def run_layers_each(options: list[str]) -> int:
-    """`--layers each`: the run, then once per layer its runners claim with every other one off (the reports of
-    those in ./reports/layer-*.json); the run's reports then also show which layer holds each cell alone. Its exit
-    status is the full run's: a layer alone is expected to let through what only another one stops."""
-    status, base = run_suite(options), report_base(options)
-    full_path = Path(f"{base}.json")
-    if not full_path.exists():
-        return status
-    full = load(full_path)
-    claimed = run_of(full).get("denials") or {}
-    layers = list(dict.fromkeys(layer for agent in claimed.values() for layer in agent))
-    alone: dict[str, Report | str] = {}
-    for layer in layers:
-        name = f"layer-{re.sub(r'[^a-z0-9]+', '-', layer.lower()).strip('-')}"
-        print(
-            f"[boundary] --layers each: the run again with {layer} alone ({base.parent / name}.*); what it lets "
-            "through fails there as expected, and is reported beside the full run's cells",
-            flush=True,
-        )
-        code = run_suite([*_without_renderings(options), "--layer-alone", layer], base.parent / name)
-        path = base.parent / f"{name}.json"
-        alone[layer] = load(path) if path.exists() else f"its run wrote no report (exit {code}): see its output above"
-    full["depth"] = depth_of(full, alone)
-    renderings = suite_renderings().items()
-    write_each(full, {n: Path(_option_value(options, r.suite_option) or f"{base}.{r.suffix}") for n, r in renderings})
-    print("\n".join(["", "boundary: each layer alone", *depth_lines(full), f"RESULT: {verdict_line(full)}"]))
-    return status
-
-
-def _layers_option(options: list[str]) -> tuple[list[str], str | None]:
-    """`--layers each` taken out of the suite's options (the suite does not know it)."""
-    for at, option in enumerate(options):
-        if option == "--layers" or option.startswith("--layers="):
-            value = option.partition("=")[2] if "=" in option else (options[at + 1] if at + 1 < len(options) else "")
-            rest = options[:at] + options[at + (1 if "=" in option else 2) :]
-            return rest, value
-    return options, None
-
-
 def main(argv: list[str] | None = None) -> int:
     try:
         return _main(sys.argv[1:] if argv is None else argv)
@@ -357,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str]) -> int:
     if argv[:1] == ["run"]:
-        options, layers = _layers_option(argv[1:])
+        options, layers = layers_option(argv[1:])
         if layers is None:
             return run_suite(options)
         if layers != "each":

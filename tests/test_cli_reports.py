@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from boundary import cli
+from boundary.suite import launch
 
 
 @pytest.fixture
@@ -22,7 +22,7 @@ def commands(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
         ran.append(command)
         return subprocess.CompletedProcess(command, 0)
 
-    monkeypatch.setattr(cli.subprocess, "run", record)
+    monkeypatch.setattr(launch.subprocess, "run", record)
     return ran
 
 
@@ -34,7 +34,7 @@ def _written(command: list[str]) -> dict[str, str]:
 
 
 def test_the_renderings_go_beside_a_json_report_named_elsewhere(commands: list[list[str]], tmp_path: Path) -> None:
-    assert cli.run_suite(["--boundary-report", str(tmp_path / "nightly.json")]) == 0
+    assert launch.run_suite(["--boundary-report", str(tmp_path / "nightly.json")]) == 0
     written = _written(commands[0])
     assert written["--boundary-report"] == str(tmp_path / "nightly.json")
     assert written["--boundary-html"] == str(tmp_path / "nightly.html")
@@ -42,7 +42,7 @@ def test_the_renderings_go_beside_a_json_report_named_elsewhere(commands: list[l
 
 
 def test_by_default_every_rendering_is_under_reports(commands: list[list[str]]) -> None:
-    cli.run_suite(["--agent", "opencode"])
+    launch.run_suite(["--agent", "opencode"])
     assert _written(commands[0])["--boundary-html"] == "reports/runner-sandbox.html"
 
 
@@ -50,13 +50,13 @@ def test_each_layer_alone_writes_its_own_reports_not_the_users(
     commands: list[list[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     full = tmp_path / "pr.json"
-    monkeypatch.setattr(cli, "load", lambda path: {"run": {"denials": {"opencode": {"OS sandbox": ["x"]}}}})
-    monkeypatch.setattr(cli, "run_of", lambda report: report["run"])
-    monkeypatch.setattr(cli, "write_each", lambda report, paths: None)
-    monkeypatch.setattr(cli, "depth_lines", lambda report: [])
-    monkeypatch.setattr(cli, "verdict_line", lambda report: "")
+    monkeypatch.setattr(launch, "load", lambda path: {"run": {"denials": {"opencode": {"OS sandbox": ["x"]}}}})
+    monkeypatch.setattr(launch, "run_of", lambda report: report["run"])
+    monkeypatch.setattr(launch, "write_each", lambda report, paths: None)
+    monkeypatch.setattr(launch, "depth_lines", lambda report: [])
+    monkeypatch.setattr(launch, "verdict_line", lambda report: "")
     full.write_text("{}")
-    cli.run_layers_each([f"--boundary-report={full}"])
+    launch.run_layers_each([f"--boundary-report={full}"])
     alone = _written(commands[1])
     assert alone["--boundary-report"] == str(tmp_path / "layer-os-sandbox.json"), commands[1]
     assert str(full) not in " ".join(commands[1])

@@ -17,10 +17,10 @@ from test_render import make_report
 from test_runner_protocol import DESCRIBE
 
 from boundary.layout import JobPaths
+from boundary.report.beside import depth_grid, depth_lines
 from boundary.report.depth import depth_of
 from boundary.report.markdown import to_markdown
 from boundary.report.terminal import summary_lines
-from boundary.report.view import depth_grid, depth_lines
 from boundary.runners import runner
 from boundary.runners.check import _layer_switches
 from boundary.runners.contract import Job

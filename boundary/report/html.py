@@ -8,7 +8,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from boundary.report import view
+from boundary.report import beside, view
 from boundary.report.passrule import (
     Report,
     Result,
@@ -47,7 +47,7 @@ def to_html(report: Report) -> str:
     agents, rows = view.side_by_side(report)
     title = f"boundary {'PASS' if not failures(report) else 'FAIL'}: {run.get('runner', '?')} {', '.join(agents)}"
     body = [*_verdict(report), _header(report), *_errors(run), *_comparison(report)]
-    body += [f"<p><b>{_e(said)}</b></p>" for said in view.depth_lines(report)]
+    body += [f"<p><b>{_e(said)}</b></p>" for said in beside.depth_lines(report)]
     body += [f'<p class="reasons"><b>{_e(said)}</b></p>' for said in view.not_started_lines(report)]
     body += [f"<p>{_e(said)}</p>" for said in view.verb_write_lines(report)]
     body += [f"<p><i>{_e(said)}</i></p>" for said in view.layer_check_lines(report)]
@@ -69,15 +69,15 @@ def to_html(report: Report) -> str:
 
 
 def _comparison(report: Report) -> list[str]:
-    head = view.comparison_head(report)
+    head = beside.comparison_head(report)
     if head is None:
         return []
-    rows = view.comparison_rows(report, shown=None)
-    return [f"<h2>{_e(head)}</h2>", *([_table(view.CHANGE_COLUMNS, rows)] if rows else [])]
+    rows = beside.comparison_rows(report, shown=None)
+    return [f"<h2>{_e(head)}</h2>", *([_table(beside.CHANGE_COLUMNS, rows)] if rows else [])]
 
 
 def _depth(report: Report, name: str) -> list[str]:
-    header, rows = view.depth_grid(report, name)
+    header, rows = beside.depth_grid(report, name)
     return ["<h3>Each layer alone</h3>", _table(header, rows)] if rows else []
 
 

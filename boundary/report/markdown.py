@@ -6,7 +6,7 @@ import html
 import re
 from typing import Any
 
-from boundary.report import view
+from boundary.report import beside, view
 from boundary.report.passrule import (
     Report,
     Result,
@@ -29,7 +29,7 @@ def to_markdown(report: Report) -> str:
     mark = "✅" if passed(report) else "❌"
     lines = [f"## {mark} boundary: {_md(view.verdict_line(report))}", "", _header(report), ""]
     lines += _comparison(report)
-    lines += [line for said in view.depth_lines(report) for line in (f"**{_md(said)}**", "")]
+    lines += [line for said in beside.depth_lines(report) for line in (f"**{_md(said)}**", "")]
     lines += [line for said in view.not_started_lines(report) for line in (f"**{_md(said)}**", "")]
     lines += [line for said in view.verb_write_lines(report) for line in (_md(said), "")]
     lines += [line for said in view.layer_check_lines(report) for line in (f"*{_md(said)}*", "")]
@@ -41,7 +41,7 @@ def to_markdown(report: Report) -> str:
             lines += [f"### {name}: {_md(scenario.get('title', ''))}", "", f"{view.DID_NOT_RUN}: see above", ""]
             continue
         lines += [f"### {name}: {_md(scenario.get('title', ''))}", "", *_matrix(scenario), ""]
-        header, rows = view.depth_grid(report, name)
+        header, rows = beside.depth_grid(report, name)
         if rows:
             lines += ["*Each layer alone:*", "", _row(header), "|---" * len(header) + "|", *map(_row, rows), ""]
         lines += [line for said in view.not_tried(scenario) for line in (f"*{_md(said)}*", "")]
@@ -60,11 +60,11 @@ def to_comment(report: Report, link: str = "") -> str:
 
 
 def _comparison(report: Report) -> list[str]:
-    head = view.comparison_head(report)
+    head = beside.comparison_head(report)
     if head is None:
         return []
-    rows = view.comparison_rows(report, shown=None)
-    table = [_row(view.CHANGE_COLUMNS), "|---" * len(view.CHANGE_COLUMNS) + "|", *(_row(row) for row in rows)]
+    rows = beside.comparison_rows(report, shown=None)
+    table = [_row(beside.CHANGE_COLUMNS), "|---" * len(beside.CHANGE_COLUMNS) + "|", *(_row(row) for row in rows)]
     return [f"**{_md(head)}**", "", *(table if rows else []), ""]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
+from boundary.report.beside import CHANGE_COLUMNS, comparison_head, comparison_rows, depth_lines
 from boundary.report.offered import OfferedTools
 from boundary.report.passrule import (
     Report,
@@ -21,14 +22,10 @@ from boundary.report.passrule import (
     scenarios_of,
 )
 from boundary.report.view import (
-    CHANGE_COLUMNS,
     DID_NOT_RUN,
     LAYER_SHORT,
     LEGEND,
     cell_text,
-    comparison_head,
-    comparison_rows,
-    depth_lines,
     layer_check_lines,
     layer_rows,
     matrix,
