@@ -77,7 +77,7 @@ def test_the_summary_gives_the_ratio_to_the_floor_and_the_harness_share() -> Non
 
 
 def test_a_jobs_time_is_split_at_its_first_and_last_model_request() -> None:
-    from boundary.jobs.session import JobReport
+    from boundary.jobs.reports import JobReport
     from boundary.suite.bench import phase_lines
 
     job = JobReport("s.job-b", 10.0, [], 0, [], started_at=100.0, requested_at=[106.0, 107.5, 109.0])

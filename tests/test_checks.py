@@ -10,7 +10,7 @@ from typing import Any
 
 from boundary.host.health import checks_for
 from boundary.jobs.nettrace import read_trace
-from boundary.jobs.session import JobReport
+from boundary.jobs.reports import JobReport
 from boundary.report.offered import OfferedTools
 from boundary.report.passrule import failures, passed
 from boundary.report.record import RunRecord, ScenarioRecord

@@ -13,7 +13,7 @@ from boundary.writes.answers import Answers
 from boundary.writes.shell import SHELL_START
 
 DENIALS = OpenCode.denials
-# As opencode 1.18.33's `run` printed it, cut to the agent's last words (`boundary.jobs.session.last_words`).
+# As opencode 1.18.33's `run` printed it, cut to the agent's last words (`boundary.jobs.reports.last_words`).
 SAID = (
     "'! permission requested: external_directory (/state/checkouts/job-a/*); auto-rejecting / ✗ Read "
     f"/state/checkouts/job-a/notes.txt failed / Error: {ASK_REJECTED}.'"

@@ -25,7 +25,7 @@ from boundary.runners import runner
 from boundary.runners.check import _layer_switches
 from boundary.runners.contract import Job
 from boundary.runners.protocol import ProtocolError, read_describe
-from boundary.suite.plugin import load_runners, with_layer_alone
+from boundary.suite.runner_choice import load_runners, with_layer_alone
 
 LAYERS = {"agent permission": ["rule"], "runner plugin": ["guard:"], "OS sandbox": ["EPERM"]}
 

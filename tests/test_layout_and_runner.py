@@ -15,7 +15,7 @@ from boundary.layout import RunnerLayout, clone, create_repository, project_id
 from boundary.runners.contract import Runner
 from boundary.runners.opencode import OpencodeRunner
 from boundary.sandboxes import Passthrough, ShellPolicy, Srt, get_sandbox
-from boundary.suite.plugin import load_runner, load_runners
+from boundary.suite.runner_choice import load_runner, load_runners
 from boundary.toolchain import tools
 
 

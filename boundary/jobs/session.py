@@ -16,83 +16,16 @@ from boundary.agents.base import home
 from boundary.host.base import Host
 from boundary.host.health import HostHealth
 from boundary.host.own_root import Stamp, changed
+from boundary.jobs import reruns
 from boundary.jobs.job import JobDidNotStart, JobOutcome, Operator, run_job, run_terminal_job
 from boundary.jobs.netns import model_url
-from boundary.jobs.nettrace import NetworkUse, read_trace
+from boundary.jobs.nettrace import read_trace
 from boundary.jobs.pod import Pod
+from boundary.jobs.reports import EARLY_END, JobReport, VerbWrite, job_problems
 from boundary.jobs.secret import RunnerSecret
 from boundary.layout import create_repository
 from boundary.model import JobRecord, ModelServer, Script
-from boundary.model.conversation import run_checkpoint
 from boundary.runners.contract import Job, Runner, VerbsOnHost
-from boundary.text import plain
-
-# New jobs for the calls a job never answered: each answers some or shows which call ends it, so a script of
-# N calls needs at most N; a careful runner needs none, one that ends a job on every refusal pays a job each.
-MAX_RERUNS = 64
-EARLY_END = "ended before its script did"  # the problem of a job that did (see _problems)
-
-
-@dataclass
-class JobReport:
-    name: str
-    wall_s: float
-    offered_tools: list[str]
-    exit_code: int | None
-    problems: list[str]
-    model_latencies_s: list[float] = field(default_factory=list)
-    network: NetworkUse | None = None  # None: not traced
-    started_at: float = 0.0  # epoch seconds: the bench lays jobs on one time line (their critical path)
-    requested_at: list[float] = field(default_factory=list)  # epoch seconds of each model request
-
-    def phases(self) -> dict[str, float] | None:
-        """Where the job's time went: start-up (to its first model request), its script (to its last request),
-        and its end (from then to its exit). None: it never asked the model."""
-        if not self.requested_at:
-            return None
-        first, last = min(self.requested_at), max(self.requested_at)
-        ended = self.started_at + self.wall_s
-        return {
-            "startup_s": round(first - self.started_at, 3),
-            "script_s": round(last - first, 3),
-            "end_s": round(ended - last, 3),
-        }
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "name": self.name,
-            "wall_s": round(self.wall_s, 3),
-            "started_at": round(self.started_at, 3),
-            "offered_tools": self.offered_tools,
-            "exit_code": self.exit_code,
-            "problems": self.problems,
-            "model_latencies_s": [round(latency, 4) for latency in self.model_latencies_s],
-            "phases": self.phases(),
-            # each model request, in seconds from the job's start: the gaps are what each step of its script cost
-            "requests_s": [round(at - self.started_at, 3) for at in sorted(self.requested_at)],
-            "network": None
-            if self.network is None
-            else {
-                "clean": self.network.clean,
-                "observed_by": self.network.observed_by,
-                "inet": sorted(self.network.inet),
-                "unix": sorted(self.network.unix),
-                "explain": self.network.explain(),
-            },
-        }
-
-
-@dataclass(frozen=True)
-class VerbWrite:
-    """A file a runner verb wrote (or removed) on the host, outside the unit's directory (where `STATE` is)."""
-
-    verb: str
-    job: str  # the job the verb was for; "" for setup
-    path: str  # as the host (and its jobs) see it
-    how: str  # "wrote" or "removed"
-
-    def as_dict(self) -> dict[str, str]:
-        return {"verb": self.verb, "job": self.job, "path": self.path, "how": self.how}
 
 
 @dataclass
@@ -209,42 +142,8 @@ class Session:
         label: str = "",
         halt: Callable[[], str | None] = lambda: None,
     ) -> tuple[JobOutcome, JobRecord, str]:
-        """Run the job; when it ends before its script did (a refused call can end `opencode run`, losing its whole
-        batch of results), run the calls it never answered in new jobs, one call a step, so each new job answers
-        all it can up to the call that ends it; that call is left out of the next. The script's checkpoints and
-        conditions go with its calls (`Script.remaining`). The record holds every answer;
-        the note says why each job ended, in the agent's own last words. A call still unanswered then is judged
-        on its own (it never ran: INCONCLUSIVE); the early end no longer voids the answers that did come.
-        A resumed job's reruns are named after it (`job-b.resumed.rerun1`), apart from its first start's.
-        `halt`: why no rerun may start now (what landed breaks the agent's start), or None; halted, the early end
-        stands as the job's problem."""
-        label = label or (".resumed" if resumed else "")
-        outcome, record = self.run(job, script, resumed=resumed, label=label)
-        notes: list[str] = []
-        enders = record.ended_on  # calls whose job ended on them, unanswered, run alone: the agent's last words
-        ran = set(record.checkpoints_done)  # the script's checkpoints (by step) that ran, in whichever job
-        halted = None
-        for attempt in range(1, MAX_RERUNS + 1):
-            rest, due = script.remaining(lambda c: not record.settled(c) and c not in enders, ran)
-            for check in due:  # its step's calls all ended a job unanswered: look now, nothing runs
-                run_checkpoint(check, record, "after an early end")
-            if record.finished or not rest.steps or outcome.exit_code != 0:
-                break  # a job that crashed or timed out did not end on a refusal: its problem stands
-            left, halted = rest.call_ids(), halt()
-            if halted:
-                notes.append(f"job {job.name}'s {len(left)} unanswered calls were not run again: {halted}")
-                break
-            notes.append(f"job {job.name} ended with {len(left)} calls unanswered: {last_words(outcome)}")
-            outcome, again = self.run(job, rest, resumed=True, label=f"{label}.rerun{attempt}")
-            record.merge(again)
-            unanswered = [call_id for call_id in left if not again.settled(call_id)]
-            enders.update({unanswered[0]: last_words(outcome)} if unanswered and not again.finished else {})
-        if enders:
-            notes.append(f"{len(enders)} calls each ended their job unanswered when run alone")
-        if notes and not halted:
-            record.finished = all(record.settled(call_id) for call_id in script.call_ids())
-            self.forgive_early_end(job.name + label)
-        return outcome, record, "; ".join(notes)
+        """Run the job to its end, its unanswered calls again in new jobs (`boundary.jobs.reruns`)."""
+        return reruns.run_to_the_end(self, job, script, resumed, label, halt)
 
     def forgive_early_end(self, name: str) -> None:
         """The job's unanswered calls ran again in later jobs: its early end no longer voids the answers it gave.
@@ -297,7 +196,7 @@ class Session:
             self.health.take(f"after {key}")
         self.secret.check_requests(key, record.bodies)
         self.secret.search(f"job {key}'s output", outcome.transcript.read_bytes())
-        problems = self._problems(key, outcome, record, self.server.stray[strays_before:])
+        problems = job_problems(key, outcome, record, self.server.stray[strays_before:])
         network = read_trace(trace) if trace else watched
         offered = sorted(record.offered_union())
         started = any(report.requested_at for report in self.jobs)  # an earlier job of this unit asked the model
@@ -350,15 +249,6 @@ class Session:
             with self.health.watching(key):
                 yield
 
-    @staticmethod
-    def _problems(key: str, outcome: JobOutcome, record: JobRecord, strays: list[str]) -> list[str]:
-        """Everything that makes this job's probes prove nothing."""
-        stray = [f"the model server got a request no job claimed: {request}" for request in strays]
-        problems = [p for p in [outcome.problem, *record.errors, *stray] if p]
-        if not record.finished and not problems:
-            problems.append(f"job {key} {EARLY_END} (transcript: {outcome.transcript})")
-        return problems
-
     def schemas_offered(self, name: str) -> dict[str, dict[str, Any]]:
         """The tools the model was offered in this scenario's job `name`, each with its parameters' schema."""
         entry = self.server.lookup(f"{self.scenario}.{name}")
@@ -383,17 +273,6 @@ class Session:
     def problems_of(self, name: str, resumed: bool = False) -> list[str]:
         key = f"{self.scenario}.{name}" + (".resumed" if resumed else "")
         return next((job.problems for job in self.jobs if job.name == key), [f"job {key} never ran"])
-
-
-def last_words(outcome: JobOutcome) -> str:
-    """Why a job ended, as the agent said it: the last lines of its output."""
-    try:
-        text = plain(outcome.transcript.read_text(errors="replace"))
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
-    except OSError as error:
-        return f"(its transcript could not be read: {error})"
-    said = " / ".join(lines[-3:])
-    return repr(said[-300:]) if said else f"(it said nothing; exit {outcome.exit_code})"
 
 
 def floor_checkpoints(checkpoints: list[Callable[[], None]]) -> None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from boundary.report.passrule import Cell, Report, passed, verdict, worst_by_cell
 
 if TYPE_CHECKING:  # for annotations only: `boundary report` reads a record without loading any scenario's code
-    from boundary.jobs.session import JobReport
+    from boundary.jobs.reports import JobReport
     from boundary.report.offered import OfferedTools
     from boundary.scenarios.base import ProbeResult
 
