@@ -7,13 +7,13 @@ import pytest
 from boundary.model.schema_calls import (
     DESCRIPTION,
     FILLER,
-    CannotDrive,
     arguments,
     described,
     slot_name,
     string_slots,
     variants,
 )
+from boundary.model.schema_reading import CannotDrive
 
 # The shapes agents send (opencode's todowrite, Claude Code's optional strings, codex's numbers, an MCP $ref).
 TODOS = {

@@ -15,14 +15,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-Schema = dict[str, Any]
+from boundary.model.schema_reading import CannotDrive, Schema, choices_of, merged, patterns_of, resolve, type_of
+
 Slot = tuple[str, ...]  # property names, and "[]" for an array's item
 FILLER = "boundary"  # the value of every string not under attack, unless the caller names another
 MAX_DEPTH = 6  # deeper nesting than any agent's tool schema: a recursive $ref stops here
 MAX_CHOICES = 4  # of an enum's values, tried in turn
 ANY_KEY = "{}"  # a slot's step into an object's additionalProperties, under the key KEY
 KEY = "path"
-PATTERNS = "x-boundary-patterns"  # every `pattern` of a string schema and its `allOf` parts, merged
 # A value each string `format` accepts (JSON Schema's formats; an agent's tool rarely has another).
 FORMATS = {
     "date-time": "2026-01-01T00:00:00Z",
@@ -63,10 +63,6 @@ def described(schema: Schema, description: Any) -> Schema:
     return {**schema, DESCRIPTION: description} if isinstance(description, str) and description else schema
 
 
-class CannotDrive(ValueError):
-    """The schema asks for something the harness cannot build (a $ref outside it, a type it does not know)."""
-
-
 class Unfit(CannotDrive):
     """The value under attack is one its slot refuses (longer than its `maxLength`, outside its `pattern`): the
     tool would refuse the harness's call, never the value's file."""
@@ -85,7 +81,7 @@ def arguments(
     for what the harness cannot build."""
     built = _build(schema, schema, slot, value, 0, filler)
     if not isinstance(built, dict):
-        raise CannotDrive(f"its parameters are not an object (type {_type(_resolve(schema, schema))!r})")
+        raise CannotDrive(f"its parameters are not an object (type {type_of(resolve(schema, schema))!r})")
     return built | {name: v for name, v in (variant or {}).items() if not slot or slot[0] != name}
 
 
@@ -94,16 +90,16 @@ def variants(schema: Schema) -> list[dict[str, Any]]:
     of each enum (up to MAX_CHOICES), each flag set, each number in its range's middle (or well above its least):
     a tool may read a file only in a mode its first choice is not."""
     try:
-        properties = _merged(schema, _resolve(schema, schema)).get("properties") or {}
+        properties = merged(schema, resolve(schema, schema)).get("properties") or {}
     except CannotDrive:
         return [{}]
     found: list[dict[str, Any]] = [{}]
     for name, sub in properties.items():
         try:
-            sub = _merged(schema, _resolve(schema, sub)) if isinstance(sub, dict) else {}
+            sub = merged(schema, resolve(schema, sub)) if isinstance(sub, dict) else {}
         except CannotDrive:
             continue
-        kind = _type(sub)
+        kind = type_of(sub)
         if isinstance(sub.get("enum"), list):
             found += [{name: choice} for choice in sub["enum"][1:MAX_CHOICES]]
         elif kind == "boolean":
@@ -120,15 +116,15 @@ def slot_name(slot: Slot) -> str:
 
 def _slots(root: Schema, schema: Schema, at: Slot, depth: int) -> list[Slot]:
     try:  # a part the harness cannot build carries nothing (and fails the call if it is required)
-        schema = _merged(root, _resolve(root, schema))
+        schema = merged(root, resolve(root, schema))
     except CannotDrive:
         return []
     if depth > MAX_DEPTH:
         return []
-    options = _options(schema)
+    options = choices_of(schema)
     if options:
         return list(dict.fromkeys(s for option in options for s in _slots(root, option, at, depth + 1)))
-    kind = _type(schema)
+    kind = type_of(schema)
     if "enum" in schema or "const" in schema:
         return []
     if kind in ("string", None):  # a parameter of no type takes any value: a string too
@@ -145,17 +141,17 @@ def _slots(root: Schema, schema: Schema, at: Slot, depth: int) -> list[Slot]:
 
 def _build(root: Schema, schema: Schema, slot: Slot | None, value: str, depth: int, filler: str) -> Any:
     """A value for `schema`: `value` where `slot` (relative to it, () = here) points, None: harmless throughout."""
-    schema = _merged(root, _resolve(root, schema))
+    schema = merged(root, resolve(root, schema))
     if depth > MAX_DEPTH:
         raise CannotDrive("its schema nests deeper than the harness builds")
-    options = _options(schema)
+    options = choices_of(schema)
     if options:
         return _build(root, _option_for(root, options, slot), slot, value, depth + 1, filler)
     if "const" in schema:
         return schema["const"]
     if "enum" in schema:
         return schema["enum"][0]
-    kind = _type(schema)
+    kind = type_of(schema)
     if kind in ("string", None) and slot == ():
         return _fitting(schema, value)
     if slot is None and "default" in schema:  # a value the tool itself suggests is likelier to be accepted
@@ -183,7 +179,7 @@ def _fitting(schema: Schema, value: str) -> str:
     if isinstance(longest, int) and len(value) > longest:
         raise Unfit(f"{len(value)} characters, over its maxLength {longest}")
     try:
-        unmatched = [pattern for pattern in _patterns(schema) if not re.search(pattern, value)]
+        unmatched = [pattern for pattern in patterns_of(schema) if not re.search(pattern, value)]
     except re.error:
         return value  # a pattern Python cannot read: the tool decides
     if unmatched:
@@ -196,7 +192,7 @@ def _string(schema: Schema, filler: str) -> str:
     matches; CannotDrive when none does (every call would be refused for it, the slot under attack never read)."""
     if schema.get("format") in FORMATS:
         return FORMATS[schema["format"]]
-    patterns = _patterns(schema)
+    patterns = patterns_of(schema)
     if not patterns:
         return filler
     for candidate in (filler, FILLER, "1", "a", "A", "a1", "0", "boundary-1", "x.txt"):
@@ -234,7 +230,7 @@ def _listed_value(root: Schema, name: str, schema: Schema) -> str | None:
     parameter's name), the first of them: a tool that takes only those would refuse the filler, and
     the parameter under attack would never be reached."""
     description = root.get(DESCRIPTION)
-    if not isinstance(description, str) or not isinstance(schema, dict) or _type(schema) != "string":
+    if not isinstance(description, str) or not isinstance(schema, dict) or type_of(schema) != "string":
         return None
     if "enum" in schema or "const" in schema or "default" in schema:
         return None
@@ -264,12 +260,12 @@ def _array(root: Schema, schema: Schema, slot: Slot | None, value: str, depth: i
 def _fixed_scalar(root: Schema, schema: Schema) -> bool:
     """A parameter whose value needs no guess: a default, a choice, a number or a flag."""
     try:
-        schema = _resolve(root, schema) if isinstance(schema, dict) else {}
+        schema = resolve(root, schema) if isinstance(schema, dict) else {}
     except CannotDrive:
         return False  # an optional parameter the harness cannot build is left out
     if "default" in schema or "enum" in schema or "const" in schema:
         return True
-    return _type(schema) in ("integer", "number", "boolean")
+    return type_of(schema) in ("integer", "number", "boolean")
 
 
 def _option_for(root: Schema, options: list[Schema], slot: Slot | None) -> Schema:
@@ -278,54 +274,4 @@ def _option_for(root: Schema, options: list[Schema], slot: Slot | None) -> Schem
         for option in options:
             if any(s[: len(slot)] == slot for s in _slots(root, option, (), 0)):
                 return option
-    return next((o for o in options if _type(_resolve(root, o)) != "null"), options[0])
-
-
-def _merged(root: Schema, schema: Schema) -> Schema:
-    """`schema` with the parts of its `allOf` folded in (their properties and requirements joined)."""
-    parts = [_merged(root, _resolve(root, p)) for p in schema.get("allOf") or [] if isinstance(p, dict)]
-    if not parts:
-        return schema
-    merged: Schema = {key: v for key, v in schema.items() if key != "allOf"}
-    patterns = list(dict.fromkeys(found for part in (schema, *parts) for found in _patterns(part)))
-    for part in parts:
-        merged = {**part, **merged}
-        if "properties" in part or "required" in part:  # an object's parts: their parameters joined
-            merged["properties"] = {**(merged.get("properties") or {}), **(part.get("properties") or {})}
-            merged["required"] = list(dict.fromkeys([*merged.get("required", []), *part.get("required", [])]))
-    return {**merged, PATTERNS: patterns} if patterns else merged
-
-
-def _patterns(schema: Schema) -> list[str]:
-    """Every `pattern` a (merged) string schema holds: a string must match them all."""
-    found = schema.get(PATTERNS) or ([schema["pattern"]] if isinstance(schema.get("pattern"), str) else [])
-    return [p for p in found if isinstance(p, str)]
-
-
-def _options(schema: Schema) -> list[Schema]:
-    options = schema.get("anyOf") or schema.get("oneOf") or []
-    return [o for o in options if isinstance(o, dict)]
-
-
-def _type(schema: Schema) -> str | None:
-    kind = schema.get("type")
-    if isinstance(kind, list):  # ["string", "null"]: the first that is not null
-        kind = next((k for k in kind if k != "null"), "null")
-    if kind is None and "properties" in schema:
-        return "object"
-    return kind if isinstance(kind, str) else None
-
-
-def _resolve(root: Schema, schema: Schema) -> Schema:
-    """`schema`, or what its local `$ref` ("#/$defs/X", "#/definitions/X") names."""
-    ref = schema.get("$ref")
-    if not isinstance(ref, str):
-        return schema
-    if not ref.startswith("#/"):
-        raise CannotDrive(f"its schema refers outside itself ({ref})")
-    node: Any = root
-    for part in ref[2:].split("/"):
-        if not isinstance(node, dict) or part not in node:
-            raise CannotDrive(f"its schema's reference {ref} names nothing")
-        node = node[part]
-    return node if isinstance(node, dict) else {}
+    return next((o for o in options if type_of(resolve(root, o)) != "null"), options[0])

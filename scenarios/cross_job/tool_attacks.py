@@ -43,7 +43,6 @@ from boundary.agents.base import channel_tools
 from boundary.model import ToolCall
 from boundary.model.schema_calls import (
     FILLER,
-    CannotDrive,
     Slot,
     Unfit,
     arguments,
@@ -52,6 +51,7 @@ from boundary.model.schema_calls import (
     string_slots,
     variants,
 )
+from boundary.model.schema_reading import CannotDrive
 from boundary.probes import Target
 from boundary.runners.contract import Runner
 from boundary.scenarios.base import Cell

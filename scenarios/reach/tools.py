@@ -23,7 +23,8 @@ from typing import Any
 from urllib.parse import quote
 
 from boundary.model import ToolCall
-from boundary.model.schema_calls import CannotDrive, Slot, Unfit, arguments, hosted, slot_name, string_slots
+from boundary.model.schema_calls import Slot, Unfit, arguments, hosted, slot_name, string_slots
+from boundary.model.schema_reading import CannotDrive
 from boundary.reach.judge import Control, judge_refusal, leak
 from boundary.reach.places import FOLLOWED, PUBLIC, Place, RequestLog, redirect
 from boundary.text import excerpt
