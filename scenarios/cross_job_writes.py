@@ -19,8 +19,9 @@ from boundary.runners.contract import Job, Runner
 from boundary.scenarios.base import Cell, ProbeResult, Scenario
 from boundary.scenarios.common import after_job_a
 from boundary.verdict import Finding, Verdict
-from boundary.writes.attack import CHANNELS, WriteAttack, WriteTarget, judge_group, scratch
+from boundary.writes.attack import CHANNELS, WriteAttack, judge_group
 from boundary.writes.shared import SharedFile, shared_files
+from boundary.writes.target import WriteTarget, scratch
 
 TARGETS = ("checkout_file", "new_checkout_file", "saved_output", "new_data_file", "shared_file")
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from boundary.layout import JobPaths
 from boundary.runners.contract import Job
-from boundary.writes.attack import WriteTarget, relinked
 from boundary.writes.shared import shared_files
 from boundary.writes.shell import write_line
 from boundary.writes.state import state
+from boundary.writes.target import WriteTarget, relinked
 
 
 def _git(*args: str, cwd: Path | None = None) -> None:

@@ -24,7 +24,8 @@ from boundary.runners.contract import Job
 from boundary.scenarios.base import ProbeResult
 from boundary.scenarios.tamper.configuring import KINDS, discover, snapshot
 from boundary.scenarios.tamper.scenario import Tamper
-from boundary.writes.attack import CHANNELS, CONTROL, WriteAttack, WriteTarget
+from boundary.writes.attack import CHANNELS, WriteAttack
+from boundary.writes.target import CONTROL, WriteTarget
 
 
 def fake_runner() -> SimpleNamespace:

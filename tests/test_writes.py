@@ -15,9 +15,10 @@ from boundary.beacon import Beacon
 from boundary.model.script import Script
 from boundary.verdict import Finding, Verdict
 from boundary.writes import shell as writes_shell
-from boundary.writes.attack import CHANNELS, CONTROL, WriteAttack, WriteTarget, judge_group
+from boundary.writes.attack import CHANNELS, WriteAttack, judge_group
 from boundary.writes.payload import MAX_REWRITE, loosened
 from boundary.writes.shell import MAX_COMMAND, SHELL_LINE, SHELL_START, SHELL_VIEW, shell_part, view, write_line
+from boundary.writes.target import CONTROL, WriteTarget
 
 MARKER = "BOUNDARY-00000000000000000000"
 DENIALS: dict[str, tuple[str, ...]] = {"runner plugin": ("boundary guard:",), "OS sandbox": ("Permission denied",)}

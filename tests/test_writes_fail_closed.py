@@ -23,8 +23,9 @@ from boundary.scenarios.cross_job_writes import CrossJobWrites
 from boundary.scenarios.tamper.configuring import Configuring
 from boundary.scenarios.tamper.scenario import Tamper
 from boundary.verdict import Finding, Verdict
-from boundary.writes.attack import CHANNELS, CONTROL, WriteAttack, WriteTarget
+from boundary.writes.attack import CHANNELS, WriteAttack
 from boundary.writes.shell import SHELL_LINE, SHELL_START
+from boundary.writes.target import CONTROL, WriteTarget
 
 DENIALS: dict[str, tuple[str, ...]] = {"runner plugin": ("boundary guard:",), "OS sandbox": ("Permission denied",)}
 STARTUP = ("bwrap: ", "srt: ")  # a sandbox's texts for "it never ran the command"

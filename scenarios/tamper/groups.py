@@ -15,8 +15,8 @@ from boundary.probes import Target
 from boundary.runners.contract import Job
 from boundary.scenarios.tamper.configuring import Configuring, is_sqlite, sqlite_sidecar
 from boundary.writes.attack import CHANNELS as WRITE_CHANNELS
-from boundary.writes.attack import WriteTarget
 from boundary.writes.payload import loosened
+from boundary.writes.target import WriteTarget
 
 
 @dataclass

@@ -41,8 +41,9 @@ from boundary.scenarios.tamper.configuring import KINDS, Configuring, discover, 
 from boundary.scenarios.tamper.groups import Groups, groups_of
 from boundary.verdict import Finding, Verdict
 from boundary.writes.attack import CHANNELS as WRITE_CHANNELS
-from boundary.writes.attack import WriteAttack, WriteTarget, judge_group, scratch
+from boundary.writes.attack import WriteAttack, judge_group
 from boundary.writes.state import changed, state
+from boundary.writes.target import WriteTarget, scratch
 
 REPROBE_CHANNELS = [ch for ch in CHANNELS if ch.name in ("read", "shell_cat", "shell_cat_computed")]
 SAVED = "job_a_saved_output"
