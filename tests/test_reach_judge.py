@@ -16,11 +16,10 @@ from boundary.reach.places import (
     Public,
     RequestLog,
     places,
-    probed_destinations,
     server_config,
-    set_aside,
     unservable,
 )
+from boundary.reach.probed import probed_destinations, set_aside
 from boundary.runners.claude import ClaudeRunner
 from boundary.runners.codex import CodexRunner
 from boundary.runners.opencode import OpencodeRunner

@@ -42,14 +42,13 @@ from boundary.reach.places import (
     RequestLog,
     from_outside,
     places,
-    probed_destinations,
     python,
     redirect,
     served,
-    set_aside,
     unservable,
     write_client,
 )
+from boundary.reach.probed import probed_destinations, set_aside
 from boundary.runners.contract import Runner
 from boundary.scenarios.base import JOB_B, Cell, ProbeResult, Scenario
 from boundary.scenarios.common import REPOSITORY_FILES
