@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from boundary.jobs.job import JobOutcome
 from boundary.jobs.reports import last_words
@@ -11,16 +11,24 @@ from boundary.model import JobRecord, Script
 from boundary.model.conversation import run_checkpoint
 from boundary.runners.contract import Job
 
-if TYPE_CHECKING:  # the session runs the jobs; it calls this
-    from boundary.jobs.session import Session
-
 # New jobs for the calls a job never answered: each answers some or shows which call ends it, so a script of
 # N calls needs at most N; a careful runner needs none, one that ends a job on every refusal pays a job each.
 MAX_RERUNS = 64
 
 
+class Runs(Protocol):
+    """What this needs of a session (`boundary.jobs.session.Session`, which calls it): to run a job, and to forgive
+    a job's early end once its unanswered calls ran in later jobs."""
+
+    def run(
+        self, job: Job, script: Script, resumed: bool = ..., *, label: str = ...
+    ) -> tuple[JobOutcome, JobRecord]: ...
+
+    def forgive_early_end(self, name: str) -> None: ...
+
+
 def run_to_the_end(
-    session: Session,
+    session: Runs,
     job: Job,
     script: Script,
     resumed: bool = False,
