@@ -232,7 +232,7 @@ def test_the_fetch_tool_is_tried_where_the_runner_offers_one():
     assert planned["OffersWebfetch"] == everyone | {
         "webfetch",
         "webfetch_redirect",
-    }  # every other tool gets the URLs (reach_tools)
+    }  # every other tool gets the URLs (reach/tools.py)
     assert planned["OpencodeRunner"] == planned["ClaudeRunner"] == planned["CodexRunner"] == everyone
 
 

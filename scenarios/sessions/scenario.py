@@ -91,7 +91,7 @@ class Sessions(Scenario):
     def _cli(
         self, runner: Runner, session: Session, job_b: Job, theirs: str, a: JobRecord, b_runs: list[JobRecord]
     ) -> ProbeResult:
-        """Job B once more, its shell asking the agent's CLI for A's session (session_cli.py)."""
+        """Job B once more, its shell asking the agent's CLI for A's session (cli.py)."""
         theirs_ids = sorted(a.session_ids)
         script = cli_script(runner, job_b.argv, theirs_ids)
         _, record = session.run(job_b, script, resumed=True, label=".cli")
