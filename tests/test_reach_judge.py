@@ -337,12 +337,14 @@ def test_each_program_reaches_a_listener_and_names_a_refusal_by_errno(tmp_path):
     """The lines bash, curl and Node print, run here against loopback and unix listeners serving a canary, a closed
     port and a missing socket."""
     import http.server
+    import os
     import socket
     import subprocess
     import threading
 
     from boundary.reach import programs
     from boundary.reach.places import Place
+    from boundary.toolchain.node import wheel_bin_dir
 
     class Page(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
@@ -373,11 +375,21 @@ def test_each_program_reaches_a_listener_and_names_a_refusal_by_errno(tmp_path):
             Place("sock", "unix", sock),
             Place("gone", "unix", str(tmp_path / "gone.sock")),
         ]
-        said = subprocess.run(["bash"], input=programs.script(served), capture_output=True, text=True, timeout=60)
+        # Node as the harness brings it (a stock host has none on PATH); curl as setup installs it.
+        path = f"{wheel_bin_dir()}{os.pathsep}{os.environ.get('PATH', '')}"
+        said = subprocess.run(
+            ["bash"],
+            input=programs.script(served),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "PATH": path},
+        )
         server.shutdown()
         unix.shutdown()
     lines = said.stdout.splitlines()
     for name in ("bash", "curl", "node"):
+        assert f"REACH {name}:absent" not in lines, f"{name} is neither on PATH nor in /usr/bin: run `just setup`"
         (up,) = [line for line in lines if line.startswith(f"REACH {name}:up ")]
         assert up.startswith(f"REACH {name}:up answered") and f"{OWN} Google" in up, said
         assert f"REACH {name}:down error connect ECONNREFUSED" in lines and f"REACH {name}:done" in lines, said
