@@ -12,8 +12,9 @@ import functools
 import importlib
 from importlib.metadata import entry_points
 
+from boundary.results import ProbeResult
 from boundary.scenarios.after_removal import AfterRemoval
-from boundary.scenarios.base import Cell, ProbeResult, Scenario
+from boundary.scenarios.base import Cell, Scenario
 from boundary.scenarios.cross_job.scenario import CrossJob
 from boundary.scenarios.cross_job_writes import CrossJobWrites
 from boundary.scenarios.escalation.scenario import Escalation

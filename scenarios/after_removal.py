@@ -20,8 +20,9 @@ from boundary.agents.base import home
 from boundary.jobs.session import Session
 from boundary.model import Script
 from boundary.probes import CHANNELS, UNPACK, Target, channels_for
+from boundary.results import ProbeResult
 from boundary.runners.contract import Job, Runner
-from boundary.scenarios.base import JOB_A, JOB_B, Cell, ProbeResult, Scenario
+from boundary.scenarios.base import JOB_A, JOB_B, Cell, Scenario
 from boundary.scenarios.common import REPOSITORY_FILES, run_job_a
 from boundary.scenarios.common_probes import judge_probes, plan_probes
 from boundary.scenarios.probe_batches import batched

@@ -7,9 +7,10 @@ that lacks a cell fail); `run` starts the jobs and returns one result per planne
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar
 
+from boundary.results import ProbeResult
 from boundary.verdict import Finding
 
 if TYPE_CHECKING:
@@ -24,23 +25,6 @@ SECRET_CELL: Cell = ("runner_secret", "anywhere")
 JOB_A, JOB_B = "job-b.data-a", "job-b"  # every scenario's: the runner secret reached no job (secret.py)
 
 
-@dataclass(frozen=True)
-class ProbeResult:
-    scenario: str
-    agent: str
-    sandbox: str
-    runner: str
-    target: str
-    channel: str
-    verdict: str
-    layer: str
-    detail: str
-    duration_s: float | None
-
-    def as_dict(self) -> dict[str, object]:
-        return asdict(self)
-
-
 class Scenario(ABC):
     """One way a job attacks the boundary. Subclasses are registered in `boundary.scenarios`."""
 
@@ -52,6 +36,15 @@ class Scenario(ABC):
     # Its jobs search the whole host: two of its units at once would find each other's records (one job's
     # transcript holding the other's canaries), so its units run one after another, in one worker.
     searches_the_host: ClassVar[bool] = False
+    # Words it puts in what a job gets back or reads: a runner's declared denial text inside one of them would read
+    # the harness's own words as that layer's refusal, so the run refuses such a text before any job starts.
+    wording: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def remove_leftovers(cls, progress: Callable[[str], None]) -> None:
+        """Remove from the host what an earlier run of this scenario, killed mid-way, left outside its work
+        directory (called before a run starts, while dead runs' work directories are still there to read)."""
+        return None  # most leave nothing there
 
     def not_covered(self, runner: Runner) -> str | None:
         """Why this scenario cannot attack the runner's agent yet (its run then fails: not covered is no pass)."""

@@ -16,8 +16,9 @@ from boundary import canary
 from boundary.jobs.session import Session
 from boundary.model import Script
 from boundary.probes import Target
+from boundary.results import ProbeResult
 from boundary.runners.contract import Job, Runner
-from boundary.scenarios.base import JOB_A, JOB_B, ProbeResult
+from boundary.scenarios.base import JOB_A, JOB_B
 
 REPOSITORY_FILES = {"README.md": "A repository for boundary's probe jobs.\n", "src/app.py": "print('hello')\n"}
 ACCOUNT = "account_db"  # the cell's name, whether the account keeps its data in a database or a directory

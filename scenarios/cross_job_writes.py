@@ -15,8 +15,9 @@ from pathlib import Path
 from boundary import canary
 from boundary.jobs.session import Session
 from boundary.model import Script
+from boundary.results import ProbeResult
 from boundary.runners.contract import Job, Runner
-from boundary.scenarios.base import Cell, ProbeResult, Scenario
+from boundary.scenarios.base import Cell, Scenario
 from boundary.scenarios.common import after_job_a
 from boundary.verdict import Finding, Verdict
 from boundary.writes.attack import CHANNELS, WriteAttack, judge_group

@@ -29,8 +29,9 @@ from boundary.jobs.session import Session
 from boundary.layout import push_commit
 from boundary.model import Script
 from boundary.probes import CHANNELS, Probe, Target, channels_for, make_probe
+from boundary.results import ProbeResult
 from boundary.runners.contract import Job, Runner
-from boundary.scenarios.base import JOB_A, JOB_B, Cell, ProbeResult, Scenario
+from boundary.scenarios.base import JOB_A, JOB_B, Cell, Scenario
 from boundary.scenarios.common import REPOSITORY_FILES, run_job_a
 from boundary.scenarios.common_oracles import job_output_findings
 from boundary.scenarios.common_probes import judge_probes, plan_probes

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(units.split())
     for units in (
-        "boundary proc text canary unpack verdict layout beacon shared_defaults model",  # no agent or host
+        "boundary proc text canary unpack verdict layout beacon shared_defaults model results",  # no agent or host
         "toolchain host agents sandboxes probes",  # the tools, the hosts, what each agent is
         "runners doctor",  # the runners under test; what this host can run
         "jobs writes reach",  # running jobs and attacks

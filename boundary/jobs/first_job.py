@@ -33,8 +33,8 @@ def start_one(runner: Runner, workdir: Path, say: Callable[[str], None], host: H
     """Run one job of `runner` (already set up under workdir/state) on `host`, as a run's; raise JobDoesNotStart."""
     began = time.monotonic()
     with ModelServer(workdir / "model.sock") as server:
-        session = Session("check", server, workdir, TIMEOUT_S, progress=lambda _: None, host=host)
-        session.network_watch = getattr(runner, "network_watch", "trace")
+        watch = getattr(runner, "network_watch", "trace")
+        session = Session("check", server, workdir, TIMEOUT_S, network_watch=watch, progress=lambda _: None, host=host)
         with session.job(runner, NAME) as job:
             shell = runner.agent.shell("shell", "echo boundary-check")
             try:

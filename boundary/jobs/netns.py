@@ -14,8 +14,7 @@ from pathlib import Path
 
 from boundary import proc
 from boundary.host import variant
-
-BRIDGE_PORT = 4010
+from boundary.results.network import BRIDGE_PORT
 
 _INNER = """set -e
 cd -- "$1"; shift  # entering a host's mount namespace resets the working directory to its root

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from boundary.host import variant
-from boundary.jobs.nettrace import NetworkUse
+from boundary.results import NetworkUse
 
 # Every address is this namespace's own: nothing leaves, every attempt is a packet on lo.
 

@@ -21,8 +21,9 @@ from pathlib import Path
 import psutil
 
 from boundary import proc
-from boundary.jobs.netns import BRIDGE_PORT, STRACE, NetnsError, loopback
+from boundary.jobs.netns import STRACE, NetnsError, loopback
 from boundary.jobs.packets import PacketWatch, route_everything_to_loopback
+from boundary.results.network import BRIDGE_PORT
 
 _INIT = """set -e
 {loopback}{routes}\

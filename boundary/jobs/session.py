@@ -21,10 +21,11 @@ from boundary.jobs.job import JobDidNotStart, JobOutcome, Operator, run_job, run
 from boundary.jobs.netns import model_url
 from boundary.jobs.nettrace import read_trace
 from boundary.jobs.pod import Pod
-from boundary.jobs.reports import EARLY_END, JobReport, VerbWrite, job_problems
+from boundary.jobs.reports import EARLY_END, job_problems
 from boundary.jobs.secret import RunnerSecret
 from boundary.layout import create_repository
 from boundary.model import JobRecord, ModelServer, Script
+from boundary.results import JobReport, VerbWrite
 from boundary.runners.contract import Job, Runner, VerbsOnHost
 
 
@@ -34,7 +35,6 @@ class Session:
     server: ModelServer
     workdir: Path
     timeout_s: float = 180.0
-    jobs: list[JobReport] = field(default_factory=list)
     trace_network: bool = True  # watch every job's network (strace: ~10% slower): proves no job touched it
     # How: "trace" (strace -f each job), or "packets" (a capture in each job's namespace, for a sandbox that
     # cannot run under ptrace; every job then runs in a namespace of its own, as a pod of one).
@@ -42,12 +42,14 @@ class Session:
     progress: Callable[[str], None] = print
     host: Host | None = None  # jobs run inside it when set
     health: HostHealth | None = None
-    pod: Pod | None = None  # when set, jobs share its network, PID and mount namespaces
-    secret: RunnerSecret = field(default_factory=RunnerSecret)  # handed to the runner; no job may see it
     floor: bool = False  # every job with an empty script: what the agents cost with no probe (`just bench`)
-    not_planted: dict[str, str] = field(default_factory=dict)  # target -> why the runner has no such thing
-    verb_writes: list[VerbWrite] = field(default_factory=list)  # what the runner's verbs wrote on the host
-    _at_setup: dict[str, Stamp] = field(default_factory=dict)  # the host's own writes before the runner's setup
+    # What the session keeps as its jobs run, read by whoever made it once the scenario returns.
+    jobs: list[JobReport] = field(default_factory=list, init=False)
+    not_planted: dict[str, str] = field(default_factory=dict, init=False)  # target -> why the runner has none
+    verb_writes: list[VerbWrite] = field(default_factory=list, init=False)  # what the runner's verbs wrote on the host
+    secret: RunnerSecret = field(default_factory=RunnerSecret, init=False)  # handed to the runner; no job may see it
+    pod: Pod | None = field(default=None, init=False)  # while set, jobs share its network, PID and mount namespaces
+    _at_setup: dict[str, Stamp] = field(default_factory=dict, init=False)  # the host's own writes before setup
 
     @contextmanager
     def shared_namespace(self) -> Iterator[Pod]:

@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import IO
 
 from boundary import canary, proc
-from boundary.jobs.netns import BRIDGE_PORT
 from boundary.jobs.pod import Pod
 from boundary.reach.judge import first, parse
+from boundary.results.network import BRIDGE_PORT
 
 PUBLIC = "203.0.113.7"  # TEST-NET-3 (RFC 5737): never routed; here only on the jobs' own loopback
 METADATA = "169.254.169.254"

@@ -9,8 +9,8 @@ import ipaddress
 import re
 from dataclasses import dataclass
 
-from boundary.jobs.nettrace import NetworkUse
 from boundary.reach.places import OWN_PORT, PUBLIC, Place
+from boundary.results import NetworkUse
 
 EPHEMERAL_PORTS = 32768  # Linux's default ip_local_port_range starts here: where a listener bound to port 0 lands
 LOOPBACK_SEEN = re.compile(

@@ -15,10 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from boundary.report.passrule import Cell, Report, passed, verdict, worst_by_cell
 
-if TYPE_CHECKING:  # for annotations only: `boundary report` reads a record without loading any scenario's code
-    from boundary.jobs.reports import JobReport
+if TYPE_CHECKING:  # for annotations only
     from boundary.report.offered import OfferedTools
-    from boundary.scenarios.base import ProbeResult
+    from boundary.results import JobReport, ProbeResult
 
 
 @dataclass

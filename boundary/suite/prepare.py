@@ -18,10 +18,7 @@ from boundary import beacon, canary
 from boundary.doctor import checks as doctor
 from boundary.host.container import reap_containers
 from boundary.report.record import RunRecord
-from boundary.scenarios import probe_batches
-from boundary.scenarios.sweep import leftovers as sweep_leftovers
-from boundary.scenarios.sweep.places import SWEEP_OUTPUT
-from boundary.scenarios.sweep.search import DIRECT, SWEEP_END
+from boundary.scenarios import probe_batches, registry
 from boundary.toolchain import tools
 from boundary.verdict import HARNESS_NOTE
 
@@ -46,18 +43,13 @@ def preflight(record: RunRecord, sandboxes: Iterable[str]) -> str:
     return ""
 
 
-# Words the harness itself puts in what a job gets back and in what it reads: a layer's declared denial text found in
-# any of them would read the harness's own words as that layer's refusal.
-HARNESS_WORDING = (
-    probe_batches.BEGIN,
-    probe_batches.END,
-    HARNESS_NOTE,
-    canary.PREFIX,
-    beacon.REPORT_PREFIX,
-    SWEEP_END,
-    DIRECT,
-    SWEEP_OUTPUT,
-)
+# Words the harness itself puts in what a job gets back and in what it reads, besides each scenario's own (its
+# `wording`): a layer's declared denial text found in any of them would read the harness's words as its refusal.
+HARNESS_WORDING = (probe_batches.BEGIN, probe_batches.END, HARNESS_NOTE, canary.PREFIX, beacon.REPORT_PREFIX)
+
+
+def harness_wording() -> tuple[str, ...]:
+    return (*HARNESS_WORDING, *(words for scenario in registry().values() for words in scenario.wording))
 
 
 def wording_problem(runner: str, denials: dict[str, tuple[str, ...]]) -> str | None:
@@ -65,7 +57,7 @@ def wording_problem(runner: str, denials: dict[str, tuple[str, ...]]) -> str | N
     wording (a text as broad as 'boundary' or a single letter); None when none is."""
     for layer, texts in denials.items():
         for text in texts:
-            words = next((words for words in HARNESS_WORDING if text in words), None)
+            words = next((words for words in harness_wording() if text in words), None)
             if words is not None:
                 return (
                     f"runner {runner}: layer {layer!r} declares the denial text {text!r}, which occurs in boundary's "
@@ -91,9 +83,11 @@ def keep_or_remove(workdir: Path, keep: bool) -> None:
 
 
 def reap_leftovers(progress: Callable[[str], None]) -> None:
-    """Remove what earlier runs whose process is gone (killed mid-run) left: the canaries a sweep planted outside
-    its jobs (read from their work directories, so first), the work directories, host containers."""
-    sweep_leftovers.remove(progress)
+    """Remove what earlier runs whose process is gone (killed mid-run) left: what each scenario left outside its work
+    directory (a sweep's canaries, read from the work directories, so first), the work directories, host
+    containers."""
+    for scenario in registry().values():
+        scenario.remove_leftovers(progress)
     reap_containers()
     for leftover in Path(tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}*"):
         pid = leftover.name.removeprefix(WORKDIR_PREFIX).split("-")[0]

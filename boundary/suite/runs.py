@@ -107,11 +107,19 @@ class ScenarioRuns:
                 ModelServer(directory / "model.sock") as server,
                 self._booted(directory) as host,
             ):
-                session = Session(name, server, directory, self.job_timeout_s, record.jobs)
-                session.progress, session.host, session.floor = self.progress, host, floor
-                session.network_watch = getattr(runner, "network_watch", "trace")  # a Python runner may set it
-                session.health = HostHealth(host, (*DEFAULT_UNITS, *self.units))
-                session.health.take("at baseline")
+                health = HostHealth(host, (*DEFAULT_UNITS, *self.units))
+                health.take("at baseline")
+                session = Session(
+                    name,
+                    server,
+                    directory,
+                    self.job_timeout_s,
+                    network_watch=getattr(runner, "network_watch", "trace"),  # a Python runner may set it
+                    progress=self.progress,
+                    host=host,
+                    health=health,
+                    floor=floor,
+                )
                 try:
                     record.results = scenario.run(runner, session)
                     _not_planted(record, session.not_planted)
@@ -119,8 +127,9 @@ class ScenarioRuns:
                     secret = session.secret.finding(len(session.jobs), problems)
                     record.results.append(scenario.result(runner, SECRET_CELL, secret))
                 finally:
+                    record.jobs = session.jobs
                     record.verb_writes = [write.as_dict() for write in session.verb_writes]
-                    record.host = _after_jobs(host, session.health)
+                    record.host = _after_jobs(host, health)
                     offered = frozenset(t for job in record.jobs for t in job.offered_tools)
                     record.offered = OfferedTools(runner.expected_tools(), offered, runner.forbidden_tools())
         except JobDidNotStart as error:  # one finding for the unit, in the runner's own words, not one per cell

@@ -15,8 +15,9 @@ from boundary.jobs.job import JobOutcome
 from boundary.jobs.session import Session
 from boundary.model import JobRecord, Script
 from boundary.probes import Probe, Target, matrix_for, targets_for
+from boundary.results import ProbeResult
 from boundary.runners.contract import Job, Runner
-from boundary.scenarios.base import JOB_A, Cell, ProbeResult, Scenario
+from boundary.scenarios.base import JOB_A, Cell, Scenario
 from boundary.scenarios.common import ACCOUNT, after_job_a
 from boundary.scenarios.common_oracles import CONTEXT_CELL, context_finding, job_output_findings
 from boundary.scenarios.common_probes import judge_probes, own_file, plan_probes

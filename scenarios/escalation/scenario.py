@@ -36,8 +36,9 @@ from boundary.jobs.session import Session
 from boundary.model import JobRecord, Script
 from boundary.model.script import ToolCall
 from boundary.probes import Target, targets_for
+from boundary.results import ProbeResult
 from boundary.runners.contract import Job, Runner
-from boundary.scenarios.base import Cell, ProbeResult, Scenario
+from boundary.scenarios.base import Cell, Scenario
 from boundary.scenarios.common import after_job_a
 from boundary.scenarios.common_oracles import CONTEXT_CELL, context_finding
 from boundary.scenarios.escalation.channels import Attempt, channels_for

@@ -49,8 +49,9 @@ from boundary.reach.places import (
     write_client,
 )
 from boundary.reach.probed import probed_destinations, set_aside
+from boundary.results import ProbeResult
 from boundary.runners.contract import Runner
-from boundary.scenarios.base import JOB_B, Cell, ProbeResult, Scenario
+from boundary.scenarios.base import JOB_B, Cell, Scenario
 from boundary.scenarios.common import REPOSITORY_FILES
 from boundary.scenarios.reach.cells import PROGRAM_OF, SHELL_CALL, SHELL_CHANNELS, Judge, call_of
 from boundary.scenarios.reach.tools import CHANNEL as ANY_TOOL

@@ -22,8 +22,9 @@ from pathlib import Path
 from boundary import canary
 from boundary.jobs.session import Session
 from boundary.model import JobRecord, Script
+from boundary.results import ProbeResult
 from boundary.runners.contract import Job, Runner
-from boundary.scenarios.base import JOB_A, JOB_B, Cell, ProbeResult, Scenario
+from boundary.scenarios.base import JOB_A, JOB_B, Cell, Scenario
 from boundary.scenarios.common import REPOSITORY_FILES
 from boundary.scenarios.sessions.cli import AGENTS as CLI_AGENTS
 from boundary.scenarios.sessions.cli import CALL as CLI_CALL

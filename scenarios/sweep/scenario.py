@@ -23,8 +23,9 @@ from pathlib import Path
 from boundary import canary, proc
 from boundary.jobs.session import Session
 from boundary.model import JobRecord, Script
+from boundary.results import ProbeResult
 from boundary.runners.contract import Job, Runner
-from boundary.scenarios.base import JOB_A, JOB_B, Cell, ProbeResult, Scenario
+from boundary.scenarios.base import JOB_A, JOB_B, Cell, Scenario
 from boundary.scenarios.common import REPOSITORY_FILES
 from boundary.scenarios.sweep import ipc as sweep_ipc
 from boundary.scenarios.sweep import leftovers, per_place
@@ -61,6 +62,7 @@ from boundary.scenarios.sweep.places import (
     with_held,
 )
 from boundary.scenarios.sweep.search import (
+    DIRECT,
     SECRET_ENV,
     SWEEP_END,
     SWEEP_TIMEOUT_S,
@@ -85,6 +87,11 @@ class Sweep(Scenario):
     agents = frozenset({"opencode", "claude", "codex"})
     searches_the_host = True
     title = "job A, still running, leaves canaries everywhere it may write; job B searches everything"
+    wording = (SWEEP_END, DIRECT, SWEEP_OUTPUT)
+
+    @classmethod
+    def remove_leftovers(cls, progress: Callable[[str], None]) -> None:
+        leftovers.remove(progress)
 
     def plan(self, runner: Runner) -> list[Cell]:
         files = file_channels(runner)

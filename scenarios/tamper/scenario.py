@@ -32,8 +32,9 @@ from boundary.beacon import Beacon, control, control_problem, witness_directory
 from boundary.jobs.session import Session
 from boundary.model import Script
 from boundary.probes import CHANNELS, Target
+from boundary.results import ProbeResult
 from boundary.runners.contract import Job, Runner
-from boundary.scenarios.base import JOB_A, JOB_B, Cell, ProbeResult, Scenario
+from boundary.scenarios.base import JOB_A, JOB_B, Cell, Scenario
 from boundary.scenarios.common import REPOSITORY_FILES, run_job_a
 from boundary.scenarios.common_probes import judge_probes, plan_probes
 from boundary.scenarios.probe_batches import batched

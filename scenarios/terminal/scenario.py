@@ -24,8 +24,9 @@ from boundary.jobs.job import JobOutcome
 from boundary.jobs.session import Session
 from boundary.model import JobRecord, ModelServer, Script
 from boundary.probes import Target
+from boundary.results import ProbeResult
 from boundary.runners.contract import Job, Runner
-from boundary.scenarios.base import Cell, ProbeResult
+from boundary.scenarios.base import Cell
 from boundary.scenarios.cross_job.scenario import CrossJob
 from boundary.scenarios.terminal import keystrokes
 from boundary.scenarios.terminal.keystrokes import type_by_tiocsti
