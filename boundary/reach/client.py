@@ -1,19 +1,17 @@
 """The reach scenario's client: what a job's shell runs to reach the host's secrets (`boundary.scenarios.reach`).
 
-Copied into the probing job's checkout with its configuration beside it (`<this file>.json`), and run as
-`python3 .boundary-reach.py MODE` by the job's shell, and by the harness itself from outside every sandbox (in the
-jobs' namespace, as root) to show each target answers there. Modes:
+Copied into the probing job's checkout with its configuration beside it (`<this file>.json`); run as `python3
+.boundary-reach.py MODE` by the job's shell, and by the harness outside every sandbox (to show each target answers):
 
-- `control`: the client's own listeners (TCP on loopback, a unix socket in the working directory), each serving
-  the job's own canary, reached by the same code that reaches the targets;
+- `control`: its own listeners (TCP on loopback, a unix socket here) serving the job's own canary, reached as targets;
 - `known`: every target at its known address (HTTP over TCP straight, and through the proxy the environment
   names, as curl would; HTTP over a unix socket; the D-Bus handshake and `Hello` on a bus);
 - `discover`: every unix socket the file system and /proc/net/unix show, and every TCP listener of
   /proc/net/tcp{,6}, each tried; its own listeners opened first, so a listing that cannot see them says so.
 
-Each attempt prints one line, `REACH <label> answered <excerpt>` or `REACH <label> error <stage> <ERRNO>` (errno
-names, never strerror texts: no harness word can pass for a sandbox's refusal); an exception that is no OS error
-(a guard inside the interpreter) is printed as `<Type> <its message>`, the guard's own words. Only the standard library.
+Each attempt prints `REACH <label> answered <excerpt>` or `REACH <label> error <stage> <ERRNO>` (errno names, not
+strerror texts: no harness word can pass for a sandbox's refusal); an error that is not the OS's (a guard inside the
+interpreter) as `<Type> <its message>`, the guard's words. Only the standard library.
 """
 
 from __future__ import annotations
@@ -31,15 +29,13 @@ import urllib.request
 from typing import Any
 
 TIMEOUT_S = 2.0
-# Every GET says it is this client's: one that finds the model's bridge (a runner may bind it into a container as a
-# socket) must not read as a stray request of some job to the model server (its PROBE_HEADER; the client is copied
-# into jobs alone, so it imports nothing of the harness).
+# Every GET says it is this client's: one that finds the model's bridge (a runner may bind it into a container) must
+# not read as a stray model request (the server's PROBE_HEADER; copied into jobs alone, this imports no harness code).
 PROBE_HEADER = "X-Boundary-Probe"
 MAX_FOUND = 400
 DISCOVER_S = 60.0  # every socket and listener tried within this, or the cut is said
 ANY_ADDRESS = {"0.0.0.0": "127.0.0.1", "::": "::1"}  # a listener on every address, reached on loopback
-# Not searched for sockets: the kernel's views, the distribution's read-only tree, package and git trees (half of a
-# busy disk's files, none of its sockets).
+# Not searched for sockets: kernel views, the distribution's tree, package and git trees (half the files, no socket).
 PRUNED = ["-path", "/proc", "-o", "-path", "/sys", "-o", "-path", "/usr", "-o", "-name", "node_modules"]
 FIND_SOCKETS = ["find", "/", "(", *PRUNED, "-o", "-name", ".git", ")", "-prune", "-o", "-type", "s", "-print"]
 AUTH = b"\0AUTH EXTERNAL %s\r\n"
@@ -102,8 +98,7 @@ def unix_address(path: str) -> str:
 
 
 def proxy_for() -> str | None:
-    """The HTTP proxy the environment names (a sandbox's filtering proxy), tried whatever NO_PROXY says: a hostile
-    job takes whichever way gets through."""
+    """The HTTP proxy the environment names (a sandbox's filter), tried whatever NO_PROXY says, as a job would."""
     proxies = urllib.request.getproxies_environment()
     named = [proxies.get(scheme, "") for scheme in ("http", "https", "all")]
     return next((p for p in named if p.startswith("http://")), None)
@@ -289,8 +284,7 @@ def discover(config: dict[str, Any]) -> None:
         say(label, attempt(kind, where))
 
 
-def everything(config: dict[str, Any]) -> None:
-    """All three, in one run (one sandbox start: each costs a second or two)."""
+def everything(config: dict[str, Any]) -> None:  # all three in one run (one sandbox start: each costs a second)
     for mode in (control, known, discover):
         mode(config)
 
