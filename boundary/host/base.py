@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from boundary import proc
-
-if TYPE_CHECKING:
-    from boundary.host.own_root import Stamp
 
 # The systemd-resolved that every disposable host runs, and the canary its upstream DNS serves.
 CANARY_NAME = "canary.boundary.test"
@@ -55,6 +53,17 @@ VETH_SCRIPT = (
 
 class HostError(RuntimeError):
     """A host could not be built, booted or reached; the message says expected / seen / fix."""
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """One file a host's own root holds (an entry of its upper layer): enough to tell a later write from an earlier
+    one (`Host.written`)."""
+
+    kind: str  # "file", "link", "dir", "removed" (a whiteout)
+    size: int
+    mtime_ns: int
+    inode: int
 
 
 def host_command(

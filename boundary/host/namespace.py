@@ -27,9 +27,9 @@ from pathlib import Path
 from types import TracebackType
 
 from boundary import proc
-from boundary.host.base import CANARY_NAME, RESOLVED_PROCESS, Host, HostError, NsenterHost
+from boundary.host.base import CANARY_NAME, RESOLVED_PROCESS, Host, HostError, NsenterHost, Stamp
 from boundary.host.namespace_files import user_ids, write_files
-from boundary.host.own_root import Stamp, written
+from boundary.host.own_root import written
 from boundary.host.resolved import RESOLVED_BINARY, resolved_root
 
 BOOT_TIMEOUT_S = 15.0

@@ -19,7 +19,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from boundary.host.base import HostError
+from boundary.host.base import HostError, Stamp
 
 LAYERS_FD = 7  # PID 1's descriptor on the layers' tmpfs
 LAYERS_INDEX = "layers.tsv"  # in the host's work directory: `layer<TAB>mount point`, one line per overlay
@@ -131,16 +131,6 @@ def _under(path: str, trees: tuple[str, ...]) -> bool:
 
 
 # -- what was written ----------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Stamp:
-    """One entry of an upper layer: enough to tell a later write from an earlier one."""
-
-    kind: str  # "file", "link", "dir", "removed" (a whiteout)
-    size: int
-    mtime_ns: int
-    inode: int
 
 
 def layers(pid: int, workdir: Path) -> dict[str, Path]:

@@ -13,9 +13,9 @@ from typing import Any
 
 from boundary import shared_defaults
 from boundary.agents.base import home
-from boundary.host.base import Host
+from boundary.host.base import Host, Stamp
 from boundary.host.health import HostHealth
-from boundary.host.own_root import Stamp, changed
+from boundary.host.own_root import changed
 from boundary.jobs import reruns
 from boundary.jobs.job import JobDidNotStart, JobOutcome, Operator, run_job, run_terminal_job
 from boundary.jobs.netns import model_url

@@ -141,7 +141,7 @@ def boundary_runs(pytestconfig: pytest.Config, boundary_record: RunRecord) -> It
     problem = "" if boundary_record.preflight_passed else _preflight(pytestconfig)  # e.g. run from elsewhere
     require(not problem, problem)
     for runner in _runners(pytestconfig):
-        boundary_record.versions |= collect_versions(runner)
+        boundary_record.versions |= collect_versions(runner.agent, runner.sandbox)
     reap_leftovers(progress_writer(pytestconfig))
     workdir = make_workdir(os.getpid())
     runs = ScenarioRuns(

@@ -5,16 +5,22 @@ from __future__ import annotations
 import platform
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from boundary import proc
 from boundary.text import excerpt
 from boundary.toolchain import tools
 
-if TYPE_CHECKING:  # annotations only: the toolchain sits below the runners
-    from boundary.runners.contract import Runner
-
 VERSION_TIMEOUT_S = 10.0
+
+
+class Versioned(Protocol):
+    """A runner's agent or sandbox, as far as a report's versions need it (the toolchain sits below both)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def version(self) -> str: ...
 
 
 def _command_version(*argv: str) -> str:
@@ -37,11 +43,11 @@ def harness_version() -> str:
     return version if commit.startswith("unavailable") else f"{version}+g{commit}"
 
 
-def collect_versions(runner: Runner) -> dict[str, str]:
+def collect_versions(agent: Versioned, sandbox: Versioned) -> dict[str, str]:
     return {
         "boundary": harness_version(),
-        runner.agent.name: runner.agent.version(),
-        runner.sandbox.name: runner.sandbox.version(),
+        agent.name: agent.version(),
+        sandbox.name: sandbox.version(),
         "bwrap": _command_version("bwrap", "--version"),
         "node": _command_version(str(tools.node()), "--version"),
         "tools": "from PATH" if tools.source() == "path" else "from npm lockfiles",

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from boundary.host.base import Stamp
 from boundary.host.namespace import NamespaceHost
-from boundary.host.own_root import Stamp, changed, mount_plan, mounts
+from boundary.host.own_root import changed, mount_plan, mounts
 
 # Abridged from this kind of machine (Docker's root is one ext4; /home a second disk; a file bound over /etc).
 MOUNTINFO = """\
