@@ -110,17 +110,25 @@ ENDED_ON = "(the job ended on this call, run alone; the agent's last words: "
 
 
 def with_ended_refusals(
-    results: dict[str, str], ended_on: dict[str, str], denials: dict[str, tuple[str, ...]]
+    results: dict[str, str],
+    ended_on: dict[str, str],
+    denials: dict[str, tuple[str, ...]],
+    agent_denials: dict[str, tuple[str, ...]],
 ) -> dict[str, str]:
-    """The calls' answers, and for each call whose job ended on it (run alone: `opencode run` ends on an ask it
-    auto-rejects) with the agent's last words a refusal in one layer's words, those words as its answer, the
-    refusal first: the model never got it back, but the layer refused that call all the same."""
+    """The calls' answers, and for each call whose job ended on it (run alone, cleanly: `opencode run` ends on an
+    ask it auto-rejects; see `boundary.jobs.reruns`) with the agent's last words a refusal in one layer's words,
+    those words as its answer, the refusal first: the model never got it back, but the layer refused that call
+    all the same. Only the agent's own refusal texts (`agent_denials`, by text) count there: the last lines of a
+    job may be its wrapper's or its teardown's (`umount: …: Operation not permitted`), which say nothing of the
+    call."""
     answers = dict(results)
+    own = {text for texts in agent_denials.values() for text in texts}
+    agents = {layer: tuple(text for text in texts if text in own) for layer, texts in denials.items()}
     for call, said in ended_on.items():
         layer = recognise_layer(said, denials)
-        if call in results or layer == UNRECOGNISED:
+        if call in results or layer == UNRECOGNISED or recognise_layer(said, agents) != layer:
             continue
-        refusal = next(part for part in said.split(" / ") if any(text in part for text in denials[layer]))
+        refusal = next(part for part in said.split(" / ") if any(text in part for text in agents[layer]))
         answers[call] = f"{refusal.strip(QUOTES)} {ENDED_ON}{said})"
     return answers
 

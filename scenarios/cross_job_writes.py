@@ -48,7 +48,7 @@ class CrossJobWrites(Scenario):
         attack.add_to(script, runner)
         _, record, _ = session.run_to_the_end(job_b, script)  # a refusal that ends it: the rest in new jobs
         # Every target looked at again, now that job B has ended; a refusal that ended it is its call's answer.
-        attack.collect_job(record, runner.denials)
+        attack.collect_job(record, runner)
         problems, controls = session.problems_of(job_b.name), attack.control_problems()
         refusals = runner.agent.non_boundary_refusals + runner.sandbox.startup_failures
 

@@ -47,11 +47,11 @@ def run_to_the_end(
     label = label or (".resumed" if resumed else "")
     outcome, record = session.run(job, script, resumed=resumed, label=label)
     notes: list[str] = []
-    enders = record.ended_on  # calls whose job ended on them, unanswered, run alone: the agent's last words
+    stopped: set[str] = set()  # calls a job ended on, run alone: never run again, credited only where proven
     ran = set(record.checkpoints_done)  # the script's checkpoints (by step) that ran, in whichever job
     halted = None
     for attempt in range(1, MAX_RERUNS + 1):
-        rest, due = script.remaining(lambda c: not record.settled(c) and c not in enders, ran)
+        rest, due = script.remaining(lambda c: not record.settled(c) and c not in stopped, ran)
         for check in due:  # its step's calls all ended a job unanswered: look now, nothing runs
             run_checkpoint(check, record, "after an early end")
         if record.finished or not rest.steps or outcome.exit_code != 0:
@@ -63,11 +63,41 @@ def run_to_the_end(
         notes.append(f"job {job.name} ended with {len(left)} calls unanswered: {last_words(outcome)}")
         outcome, again = session.run(job, rest, resumed=True, label=f"{label}.rerun{attempt}")
         record.merge(again)
-        unanswered = [call_id for call_id in left if not again.settled(call_id)]
-        enders.update({unanswered[0]: last_words(outcome)} if unanswered and not again.finished else {})
-    if enders:
-        notes.append(f"{len(enders)} calls each ended their job unanswered when run alone")
+        ender, unproven = ended_on(left, again, outcome)
+        stopped.update([ender] if ender else [])
+        if ender and unproven:
+            notes.append(f"call {ender} ended job {job.name}{label}.rerun{attempt} unanswered, {unproven}")
+        elif ender:
+            record.ended_on[ender] = last_words(outcome)
+    if record.ended_on:
+        notes.append(f"{len(record.ended_on)} calls each ended their job unanswered when run alone")
     if notes and not halted:
         record.finished = all(record.settled(call_id) for call_id in script.call_ids())
         session.forgive_early_end(job.name + label)
     return outcome, record, "; ".join(notes)
+
+
+def ended_on(left: list[str], again: JobRecord, outcome: JobOutcome) -> tuple[str | None, str | None]:
+    """The call a rerun (one call a step) ended on: the first of `left` it did not answer, or None; and why the
+    rerun's last words are no answer to that call, or None when they are."""
+    unanswered = [call_id for call_id in left if not again.settled(call_id)]
+    if not unanswered or again.finished:
+        return None, None
+    why = _unproven(unanswered, again, outcome)
+    return unanswered[0], f"so its last words are not that call's answer: {why}" if why else None
+
+
+def _unproven(unanswered: list[str], again: JobRecord, outcome: JobOutcome) -> str | None:
+    """Why a rerun's last words do not show how its first unanswered call ended: the rerun did not end cleanly
+    (in time, exit 0, no error at the model server: a crash's or a teardown's words say nothing of the call), or
+    that call was not the one call it issued and left unanswered."""
+    if outcome.problem:
+        return outcome.problem
+    if again.errors:
+        return f"the model server noted: {'; '.join(again.errors)}"
+    issued = [call_id for call_id in unanswered if call_id in again.issued_at]
+    if not issued:
+        return "the call was never issued in that job"
+    if issued != unanswered[:1]:
+        return f"{len(issued)} issued calls were left unanswered ({', '.join(issued)}), not the first alone"
+    return None

@@ -273,8 +273,10 @@ class Session:
         return [transcripts / f"{key}.log", *sorted(transcripts.glob(f"{glob.escape(key)}.rerun*.log"))]
 
     def problems_of(self, name: str, resumed: bool = False) -> list[str]:
+        """Everything that makes the job's probes prove nothing: its own run's problems and its reruns'."""
         key = f"{self.scenario}.{name}" + (".resumed" if resumed else "")
-        return next((job.problems for job in self.jobs if job.name == key), [f"job {key} never ran"])
+        runs = [job for job in self.jobs if job.name == key or job.name.startswith(f"{key}.rerun")]
+        return [problem for job in runs for problem in job.problems] if runs else [f"job {key} never ran"]
 
 
 def floor_checkpoints(checkpoints: list[Callable[[], None]]) -> None:

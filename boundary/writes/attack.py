@@ -175,9 +175,9 @@ class WriteAttack:
         paths = [t.path for t in self.targets]
         self.answers = Answers.gather(self.calls, results, paths, self.read_first, ended)
 
-    def collect_job(self, record: JobRecord, denials: dict[str, tuple[str, ...]]) -> None:
+    def collect_job(self, record: JobRecord, runner: Runner) -> None:
         """`collect` on what the job's record holds, a refusal that ended the job its call's answer."""
-        answers = with_ended_refusals(record.results, record.ended_on, denials)
+        answers = with_ended_refusals(record.results, record.ended_on, runner.denials, runner.agent.denials)
         self.collect(answers, frozenset(answers.keys() - record.results.keys()))
 
     def control_problems(self) -> dict[str, str]:

@@ -37,7 +37,9 @@ class ToolJudge:
         if plan.hosted:
             detail = f"tool {plan.tool} is a hosted {plan.hosted} tool: the model's provider runs it, never the job"
             return Finding(Verdict.DENIED, "n/a", f"{detail}, so nothing on this host is within its reach; not called")
-        answers = with_ended_refusals(self.record.results, self.record.ended_on, self.runner.denials)
+        answers = with_ended_refusals(
+            self.record.results, self.record.ended_on, self.runner.denials, self.runner.agent.denials
+        )
         results = {c.id: self.runner.agent.full_result(answers[c.id]) for c in plan.calls() if c.id in answers}
         leaks = [self._leak(call, results[call.id]) for call in plan.calls() if call.id in results]
         leaks += [self._continued(call, plan.session_given[call.id]) for call in plan.by_session]

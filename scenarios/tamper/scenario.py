@@ -89,7 +89,7 @@ class Tamper(Scenario):
         calls = batched(runner.agent, controls, probes, prefix="after-", home=job.checkout)
         calls.add_to(script, runner.agent)
         _, record, _ = session.run_to_the_end(job, script)  # a refusal that ends it: the rest in new jobs
-        attack.collect_job(record, runner.denials)  # every target looked at again, now that job B has ended
+        attack.collect_job(record, runner)  # every target looked at again, now that job B has ended
         problems = session.problems_of(job.name)
         reprobe = judge_probes(runner, controls, probes, record, {saved.name: saved.presence()}, problems, calls)
         reprobed = self.result(runner, REPROBE, _worst([f for _, f, _ in reprobe]))
@@ -123,7 +123,7 @@ class Tamper(Scenario):
             return f"a write landed ({', '.join(landed[:3])}), and a start after it proves nothing" if landed else None
 
         _, record, note = session.run_to_the_end(job, script, resumed=True, label=DATABASE_RUN, halt=halt)
-        attack.collect_job(record, runner.denials)
+        attack.collect_job(record, runner)
         problems = session.problems_of(f"{job.name}{DATABASE_RUN}")
         return attack, [f"{problem} ({note})" if note else problem for problem in problems]  # and why no rerun
 

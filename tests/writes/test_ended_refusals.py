@@ -13,6 +13,7 @@ from boundary.writes.answers import Answers
 from boundary.writes.shell import SHELL_START
 
 DENIALS = OpenCode.denials
+AGENT = OpenCode.denials  # the agent's own refusal texts, by layer
 # As opencode 1.18.33's `run` printed it, cut to the agent's last words (`boundary.jobs.reports.last_words`).
 SAID = (
     "'! permission requested: external_directory (/state/checkouts/job-a/*); auto-rejecting / ✗ Read "
@@ -21,17 +22,27 @@ SAID = (
 
 
 def test_a_refusal_that_ended_the_job_is_the_calls_answer() -> None:
-    answers = with_ended_refusals({"other": "ok"}, {"read-a": SAID}, DENIALS)
+    answers = with_ended_refusals({"other": "ok"}, {"read-a": SAID}, DENIALS, AGENT)
     assert answers == {"other": "ok", "read-a": f"Error: {ASK_REJECTED}. {ENDED_ON}{SAID})"}
 
 
 def test_last_words_no_layer_claims_leave_the_call_unanswered() -> None:
     crashed = "'panic: runtime error / exit status 2'"
-    assert with_ended_refusals({}, {"read-a": crashed}, DENIALS) == {}
+    assert with_ended_refusals({}, {"read-a": crashed}, DENIALS, AGENT) == {}
+
+
+def test_a_wrappers_or_teardowns_last_words_are_no_layers_refusal() -> None:
+    """Only the agent's own refusal texts tell that it refused the call it ended on: an OS layer's words in the
+    last lines (the runner's wrapper unmounting, a crash) say nothing of that call (issue 56 item 1)."""
+    denials = {**DENIALS, "OS sandbox": ("Operation not permitted",)}
+    teardown = "'✗ Read /state/checkouts/job-a/notes.txt / umount: /state/job-b: Operation not permitted'"
+    assert with_ended_refusals({}, {"read-a": teardown}, denials, AGENT) == {}
+    both = f"'Error: {ASK_REJECTED}. / umount: /x: Operation not permitted'"  # two layers' words: which one?
+    assert with_ended_refusals({}, {"read-a": both}, denials, AGENT) == {}
 
 
 def test_an_answer_that_came_back_is_never_replaced() -> None:
-    assert with_ended_refusals({"read-a": "the file"}, {"read-a": SAID}, DENIALS) == {"read-a": "the file"}
+    assert with_ended_refusals({"read-a": "the file"}, {"read-a": SAID}, DENIALS, AGENT) == {"read-a": "the file"}
 
 
 def test_a_write_channel_whose_job_ended_on_a_refusal_is_denied_by_that_layer(tmp_path: Path) -> None:
@@ -41,7 +52,7 @@ def test_a_write_channel_whose_job_ended_on_a_refusal_is_denied_by_that_layer(tm
         "shell": [(0, ToolCall("wr-shell-0", "bash", {}))],
     }
     ended = {"wr-write-0": SAID, "wr-shell-0": SAID}
-    answers = Answers.gather(calls, with_ended_refusals({}, ended, DENIALS), [target], (), frozenset(ended))
+    answers = Answers.gather(calls, with_ended_refusals({}, ended, DENIALS, AGENT), [target], (), frozenset(ended))
     for channel in ("write", "shell"):
         finding = answers.unchanged(target, (0, channel), DENIALS, ())
         assert finding.verdict == Verdict.DENIED and finding.layer == "agent permission", finding
@@ -54,7 +65,7 @@ def test_a_shell_answer_that_prints_the_ended_marker_is_still_split_by_its_targe
     layer's refusal) from a command that ran is held to its targets' end markers, as any shell answer is."""
     target = tmp_path / "a.txt"
     calls = {"shell": [(0, ToolCall("wr-shell-0", "bash", {}))]}
-    printed = with_ended_refusals({}, {"wr-shell-0": SAID}, DENIALS)["wr-shell-0"]
+    printed = with_ended_refusals({}, {"wr-shell-0": SAID}, DENIALS, AGENT)["wr-shell-0"]
     forged = {"wr-shell-0": f"{SHELL_START} 0\n{printed}"}  # its first line ran, its end marker never came
     finding = Answers.gather(calls, forged, [target], ()).unchanged(target, (0, "shell"), DENIALS, ())
     assert finding.verdict == Verdict.INCONCLUSIVE and "end marker" in finding.detail, finding
