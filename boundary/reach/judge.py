@@ -119,7 +119,8 @@ def _refused_by_a_layer(attempt: Attempt, denials: dict[str, tuple[str, ...]]) -
 
 
 def judge_refusal(result: str, control: Control, denials: dict[str, tuple[str, ...]]) -> Finding:
-    """A call that printed no client line (or a fetch tool's answer): a layer's refusal, or nothing proven."""
+    """A call refused whole (`refused_whole`) or a fetch tool's answer: a layer's refusal, or nothing proven. Never
+    one program's silence in a call where others printed: their words are not its."""
     layer = recognise_layer(result, denials)
     flat = " ".join(result.split())[:200]
     if layer == UNRECOGNISED:
@@ -138,6 +139,11 @@ def leak(tokens: list[str], result: str) -> str | None:
 def finished(result: str) -> bool:
     """The client printed its last line: every attempt it meant to make is in the answer."""
     return re.search(r"^REACH done\s*$", result, re.MULTILINE) is not None
+
+
+def refused_whole(result: str) -> bool:
+    """The shell call printed none of the harness's lines (no program ran): what it answered is the whole call's."""
+    return re.search(r"^REACH ", result, re.MULTILINE) is None
 
 
 def first(attempts: list[Attempt], label: str) -> Attempt | None:

@@ -21,6 +21,7 @@ from boundary.reach.judge import (
     judge_refusal,
     leak,
     parse,
+    refused_whole,
 )
 from boundary.reach.places import (
     Place,
@@ -124,7 +125,7 @@ class Judge:
         control = self._shell_control(SHELL_CALL, f"control:{'tcp' if place.kind == 'tcp' else 'unix'}")
         attempts = _relevant(place, program.channel, parse(result))
         if not attempts:
-            return judge_refusal(result, control, self.call_denials)
+            return self._unsaid(program.name, place, result, control)
         if not programs.finished(program, result):
             return Finding(Verdict.INCONCLUSIVE, "", f"{program.name} did not finish its tries (no `{program.done}`)")
         return _no_socket(attempts, control) or judge_attempts(attempts, control, self.call_denials)
@@ -133,24 +134,29 @@ class Judge:
         result = self.results.get(call)
         if result is None:
             return Control(False, why=f"the {call} control never ran")
-        refused = recognise_layer(result, self.call_denials) if not parse(result) else UNRECOGNISED
+        refused = recognise_layer(result, self.call_denials) if refused_whole(result) else UNRECOGNISED
         return control_of(first(parse(result), label), self.own, None if refused == UNRECOGNISED else refused)
 
     def _shell(self, place: Place, result: str) -> Finding:
         kind = "tcp" if place.kind == "tcp" else "unix"
         control = self._shell_control(SHELL_CALL, f"control:{kind}")
         attempts = _relevant(place, "shell", parse(result))
-        return (
-            judge_attempts(attempts, control, self.call_denials)
-            if attempts
-            else judge_refusal(result, control, self.call_denials)
-        )
+        if not attempts:
+            return self._unsaid("the Python client", place, result, control)
+        return judge_attempts(attempts, control, self.call_denials)
+
+    def _unsaid(self, who: str, place: Place, result: str, control: Control) -> Finding:
+        """No line of `who`'s about the place. Only a call refused whole is judged by what it answered: where any
+        program printed, a layer's words in its lines say nothing of `who`, which may have been killed."""
+        if refused_whole(result):
+            return judge_refusal(result, control, self.call_denials)
+        return Finding(Verdict.INCONCLUSIVE, "", f"{who} printed no line for {place.name}: what it did is unknown")
 
     def _discovered(self, place: Place, result: str) -> Finding:
         kind = "tcp" if place.kind == "tcp" else "unix"
-        attempts = parse(result)
-        if not attempts:
+        if refused_whole(result):
             return judge_refusal(result, self._shell_control(SHELL_CALL, f"control:{kind}"), self.call_denials)
+        attempts = parse(result)
         control = control_of(first(attempts, f"discover:own-{kind}"), self.own)
         cut = first(attempts, "discover:cut")
         if cut is not None:

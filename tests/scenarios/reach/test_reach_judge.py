@@ -69,12 +69,12 @@ REACH {name}:done
 HELD = PROGRAMS + CONTROLS + KNOWN + DISCOVERED + "REACH done\n"
 
 
-def judge(cell, result=HELD, fetch=None, problems=(), absent=None, control=None):
+def judge(cell, result=HELD, fetch=None, problems=(), absent=None, control=None, denials=DENIALS):
     results = {SHELL_CALL: result} if result is not None else {}
     if fetch is not None:
         results[f"{cell[1]}-{cell[0]}"] = fetch
         results["fetch-control"] = control if control is not None else f"page {PUBLIC_TOKEN}"
-    runner = SimpleNamespace(denials=DENIALS)
+    runner = SimpleNamespace(denials=denials)
     urls = UrlPlan()
     judged = Judge(runner, results, OWN, PUBLIC_TOKEN, list(problems), absent or {}, (urls, RequestLog(complete=True)))  # type: ignore[arg-type]
     return judged.cell(cell, TARGETS)
@@ -320,6 +320,48 @@ def test_a_program_the_job_cannot_find_has_nothing_to_try_and_one_cut_short_prov
     reached = HELD.replace("curl:docker_api error connect EPERM", f"curl:docker_api answered {TOKEN['docker_api']}")
     assert judge(("docker_api", "shell_curl"), reached).verdict is Verdict.LEAKED
     assert judge(("docker_api", "shell_node"), reached).verdict is Verdict.DENIED  # curl's answer is curl's cell
+
+
+# A runner that names its proxy's block text as a layer of its own: the Python client's proxy line carries it.
+PROXY_LAYER = {**DENIALS, "network proxy": ("Connection blocked by network allowlist",)}
+
+
+@pytest.mark.parametrize(
+    ("channel", "who", "unsaid"),
+    [
+        ("shell_curl", "curl", ["REACH curl:metadata "]),  # curl killed on that place
+        ("shell_node", "node", ["REACH node:"]),  # Node crashed before its first line
+        ("shell", "the Python client", ["REACH metadata:"]),  # the client skipped the place
+    ],
+)
+def test_a_program_that_printed_nothing_for_a_place_is_inconclusive_whatever_the_others_printed(channel, who, unsaid):
+    """Issue 56 item 6: a layer's words in another program's lines (the Python client's proxy refusal) say nothing
+    of a program that printed no line for the place: INCONCLUSIVE, naming it."""
+    result = "".join(line for line in HELD.splitlines(keepends=True) if not line.startswith(tuple(unsaid)))
+    finding = judge(("metadata", channel), result, denials=PROXY_LAYER)
+    assert finding.verdict is Verdict.INCONCLUSIVE, finding
+    assert f"{who} printed no line for metadata" in finding.detail, finding
+
+
+@pytest.mark.parametrize("channel", ["shell", "shell_curl", "shell_node", "shell_bash", "shell_discovered"])
+def test_a_shell_call_refused_whole_is_every_channels_refusal(channel):
+    """A call that printed none of the harness's lines was refused as a whole: the layer's words are every
+    channel's."""
+    refused = judge(("metadata", channel), PERMISSION)
+    assert (refused.verdict, refused.layer) == (Verdict.DENIED, "agent permission"), refused
+
+
+@pytest.mark.parametrize(
+    ("channel", "why"),
+    [("shell", "the Python client printed no line for metadata"), ("shell_discovered", "the client never ran")],
+)
+def test_a_layers_words_after_the_programs_lines_are_not_the_python_clients_refusal(channel, why):
+    """The programs ran (each found absent), then the Python client printed nothing: the call was not refused
+    whole, so words of a layer's there prove nothing of the client's cells."""
+    beside = "REACH bash:absent\nREACH curl:absent\nREACH node:absent\n" + PERMISSION
+    finding = judge(("metadata", channel), beside)
+    assert finding.verdict is Verdict.INCONCLUSIVE, finding
+    assert why in finding.detail, finding
 
 
 def test_a_socket_curl_could_not_make_is_held_only_where_the_kind_is_closed_to_the_shell():
