@@ -20,7 +20,7 @@ from boundary.report.markdown import to_comment
 from boundary.report.merge import MergeError, merge_files
 from boundary.report.passrule import Report, exit_status
 from boundary.report.record import load
-from boundary.report.renderings import RENDERINGS, write_each
+from boundary.report.renderings import RENDERINGS, show, stdout_to_nowhere, write_each
 from boundary.report.view import verdict_line
 from boundary.runners import init as runner_init
 from boundary.runners.check import check_runner
@@ -66,18 +66,18 @@ def _doctor(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    """Write each rendering asked for, print the one --format names (else the verdict line); exit 1 on FAIL."""
+    """Write each rendering asked for, print the one --format names (else the verdict line); exit 1 on FAIL. The
+    status is the verdict's, decided before anything is printed: a reader that goes away (`| head`) changes what it
+    saw, never the status (a failing report still exits 1, a passing one 0)."""
     try:
         report = _read_report(args)
     except (MergeError, OSError, ValueError) as error:
         print(f"boundary: {error}", file=sys.stderr)
         return 2
+    status = exit_status(report)
     write_each(report, {name: Path(out) for name in RENDERINGS if (out := getattr(args, name))})
-    if args.format:
-        print(RENDERINGS[args.format].render(report), end="")
-    else:
-        print(verdict_line(report))
-    return exit_status(report)
+    show(RENDERINGS[args.format].render(report) if args.format else verdict_line(report) + "\n")
+    return status
 
 
 def _read_report(args: argparse.Namespace) -> Report:
@@ -261,9 +261,11 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     try:
         return _main(sys.argv[1:] if argv is None else argv)
-    except BrokenPipeError:  # `boundary … | head`: the reader has gone, which is no error of ours
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python's flush at exit writes nowhere
-        return 0
+    except BrokenPipeError:
+        # `boundary … | head`: the reader went away while the command was still printing, before it returned its
+        # status (those that decide a verdict print with `show`, and keep theirs). A command cut off is no pass.
+        stdout_to_nowhere()
+        return 1
 
 
 def _main(argv: list[str]) -> int:

@@ -33,6 +33,9 @@ FAIL_ON = (WEAKER,)  # what `--fail-on` takes
 # The order a call meets the layers where a runner's report does not say (its `describe` lists its own in that
 # order): a later layer denying what an earlier one denied before means the earlier one stopped refusing it.
 CALL_ORDER = ("agent permission", "runner plugin", "OS sandbox")
+# What a DENIED cell names where no layer was seen refusing (nothing found; planted code never ran): a cell a layer
+# denied that now names one of these has lost the only evidence of its defence, whatever the reason.
+NO_LAYER = ("n/a", "not run")
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,8 @@ def _cell_change(before: Result, after: Result, order: tuple[str, ...]) -> tuple
     old, new = str(before.get("layer")), str(after.get("layer"))
     if old == new:
         return None
+    if new in NO_LAYER and old not in NO_LAYER:
+        return WEAKER, f"lost {old}: no layer seen denying it now ({new})"
     if old in order and new in order:
         if order.index(new) > order.index(old):
             return WEAKER, f"lost {old}: only {new} denied it"

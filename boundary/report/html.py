@@ -95,7 +95,7 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 def _verdict(report: Report) -> list[str]:
     reasons = failures(report)
     if not reasons:
-        return [f'<h1 class="pass">{_e(view.PASS_LINE)}</h1>']
+        return [f'<h1 class="pass">{_e(view.verdict_line(report))}</h1>']  # PASS, and what got weaker if any
     return [
         '<h1 class="fail">FAIL</h1>',
         '<ul class="reasons">' + "".join(f"<li>{_e(r)}</li>" for r in reasons) + "</ul>",

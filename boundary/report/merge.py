@@ -5,6 +5,11 @@ Shards must have run the same harness, the same runner, and the same agent and s
 them would be no one run's claim): a merge that would is refused, naming the shards. Shards from several machines
 keep each unit apart under its machine's name (`runner-a @ opencode/cross_job`), and the agents-side-by-side table
 gets a column per machine and agent.
+
+The units a merged report must hold come from the shards present, so a shard that never wrote its report (its job
+timed out) would vanish with its units, and the rest read PASS. Each shard therefore says which of the matrix's N
+it is (`run.shard`, `boundary run --shard I/N`); a merged report without every one of the N fails, naming those
+missing, and so does one whose shards do not say it (nothing could then tell a missing one).
 """
 
 from __future__ import annotations
@@ -38,7 +43,49 @@ def merge(shards: list[tuple[str, Report]]) -> Report:
         _same(having, f"{agent}'s claimed layers", lambda run, a=agent: repr(_denials(run).get(a)))
     machines = list(dict.fromkeys(_machine(report) for _, report in shards))
     scenarios = _scenarios(shards, prefixed=len(machines) > 1)
-    return {"run": _run(shards, machines, scenarios), "scenarios": scenarios}
+    merged = {"run": _run(shards, machines, scenarios), "scenarios": scenarios}
+    merged["run"]["errors"][:0] = _not_every_shard(shards)
+    return merged
+
+
+def _not_every_shard(shards: list[tuple[str, Report]]) -> list[str]:
+    """Why the shards are not the whole matrix (each a failure of the merged run); empty when every one of its N is
+    here. MergeError for shards of different matrices, or two of one place."""
+    places = {name: _place(report) for name, report in shards}
+    placed = {name: place for name, place in places.items() if place is not None}
+    if len(placed) < len(places):
+        return [
+            f"{', '.join(name for name in places if name not in placed)}: no shard place (run.shard, I of N): expected "
+            "each shard to say which of the matrix's N it is, so that a missing one is named; without it a shard that "
+            "wrote no report could not be told. Run each with `boundary run --shard I/N` (the Action does for each "
+            "job of a matrix)"
+        ]
+    _same(shards, "matrices (N of shard I/N)", lambda run: str((run.get("shard") or {}).get("of")))
+    seen: dict[int, str] = {}
+    for name, (index, total) in placed.items():
+        if index in seen:
+            raise MergeError(f"shard {index} of {total} is in two reports ({seen[index]} and {name}): expected one")
+        seen[index] = name
+    total = next(iter(placed.values()))[1]
+    got = ", ".join(f"{index} ({seen[index]})" for index in sorted(seen))
+    return [
+        f"shard {index} of {total} not reported: expected a report from each of the matrix's {total} shards, got "
+        f"{got}. Its job failed or timed out before writing one, so its units are in no report: see its log, and "
+        "run it again"
+        for index in range(1, total + 1)
+        if index not in seen
+    ]
+
+
+def _place(report: Report) -> tuple[int, int] | None:
+    """(I, N) of a shard's `run.shard` ({"index": I, "of": N}); None where it says none, or nothing valid."""
+    shard = run_of(report).get("shard")
+    if not isinstance(shard, dict):
+        return None
+    index, total = shard.get("index"), shard.get("of")
+    if type(index) is not int or type(total) is not int or not 1 <= index <= total:  # a bool is no place either
+        return None
+    return index, total
 
 
 def _same(shards: list[tuple[str, Report]], what: str, value: Any) -> None:
@@ -85,7 +132,12 @@ def _run(shards: list[tuple[str, Report]], machines: list[str], scenarios: dict[
         "planned_scenarios": planned or list(scenarios),
         "errors": [f"{name}: {error}" for name, report in shards for error in run_of(report).get("errors") or []],
         "shards": [
-            {"name": name, "machine": _machine(report), "started": run_of(report).get("started")}
+            {
+                "name": name,
+                "machine": _machine(report),
+                "started": run_of(report).get("started"),
+                "shard": run_of(report).get("shard"),
+            }
             for name, report in shards
         ],
     }

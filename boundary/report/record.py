@@ -7,7 +7,9 @@ over pytest-xdist workers is merged as dicts and rendered once.
 from __future__ import annotations
 
 import json
+import os
 import platform
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +20,21 @@ from boundary.report.passrule import Cell, Report, passed, verdict, worst_by_cel
 if TYPE_CHECKING:  # for annotations only
     from boundary.report.offered import OfferedTools
     from boundary.results import JobReport, ProbeResult
+
+SHARD_ENV = "BOUNDARY_SHARD"  # "I/N": this run is shard I of a CI matrix's N (`boundary run --shard I/N` sets it)
+
+
+def shard_place(text: str) -> dict[str, int]:
+    """ "2/4" as {"index": 2, "of": 4}: which shard of a CI matrix a run is, so that a merge can name a missing one."""
+    found = re.fullmatch(r"(\d+)/(\d+)", text.strip(), re.ASCII)
+    if not found or not 1 <= int(found[1]) <= int(found[2]):
+        raise ValueError(f"expected I/N, shard I of the matrix's N shards (1 ≤ I ≤ N, e.g. 2/4); got {text!r}")
+    return {"index": int(found[1]), "of": int(found[2])}
+
+
+def _shard_from_environment() -> dict[str, int] | None:
+    said = os.environ.get(SHARD_ENV)
+    return shard_place(said) if said else None
 
 
 @dataclass
@@ -90,6 +107,7 @@ class RunRecord:
     denials: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # agent -> its claimed layers' texts
     comparison: dict[str, Any] | None = None  # against a base report (`--against`: report/compare.py)
     layer_alone: str | None = None  # the one claimed layer left on (`--layer-alone`); None: all of them
+    shard: dict[str, int] | None = field(default_factory=_shard_from_environment)  # shard_place; None: not a shard
     preflight_passed: bool = False  # this process's (or its xdist controller's) preflight; not reported
 
     def add(self, scenario: ScenarioRecord) -> None:
@@ -120,6 +138,7 @@ class RunRecord:
                 "planned_scenarios": self.planned,
                 "denials": self.denials,
                 **({"layer_alone": self.layer_alone} if self.layer_alone else {}),
+                **({"shard": self.shard} if self.shard else {}),
                 "errors": self.errors,
             },
             "scenarios": {**ordered, **self.scenarios},

@@ -6,6 +6,8 @@ each entry's `suite_option` (boundary/suite/options.py) and `boundary run` write
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,3 +49,21 @@ def write_each(report: Report, paths: Mapping[str, Path | None]) -> None:
     for name, path in paths.items():
         if path is not None:
             write(path, RENDERINGS[name].render(report))
+
+
+def show(text: str) -> None:
+    """`text` on stdout. A reader that has gone (`boundary report … | head`, a closed pipe: EPIPE) loses the rest of
+    it, and nothing else changes: the caller's exit status stays the verdict it decided before showing anything."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()  # now, not at exit: there a failed flush would make the exit status 120, whatever it was
+    except BrokenPipeError:
+        stdout_to_nowhere()
+
+
+def stdout_to_nowhere() -> None:
+    """stdout onto /dev/null once its reader has gone: what is still buffered, and Python's flush at exit, go nowhere
+    instead of failing again."""
+    nowhere = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(nowhere, sys.stdout.fileno())
+    os.close(nowhere)

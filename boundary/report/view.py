@@ -9,9 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from boundary.report.passrule import (
+    WEAKER,
     Cell,
     Report,
     Result,
+    change_line,
+    changes_of,
+    comparison_of,
     failures,
     host_failed,
     host_not_applicable,
@@ -52,9 +56,26 @@ HOST_COLUMNS = ["check", "state", "before → after"]
 
 
 def verdict_line(report: Report) -> str:
-    """PASS, or FAIL with every reason: the line each rendering leads or ends with."""
-    reasons = failures(report)
-    return "FAIL — " + "; ".join(reasons) if reasons else PASS_LINE
+    """PASS, or FAIL with every reason: the line each rendering leads or ends with. Weaker than the base report
+    without `--fail-on weaker` is a warning, not a failure, but the line says it: a bare PASS would hide it."""
+    reasons, weaker = failures(report), _weaker_warning(report)
+    if not reasons:
+        return PASS_LINE + (f", but {weaker}" if weaker else "")
+    return "FAIL — " + "; ".join([*reasons, *([weaker] if weaker else [])])
+
+
+def _weaker_warning(report: Report) -> str:
+    """ "2 changes weaker than the base nightly.json …: …" where the run did not fail on them; else ""."""
+    comparison = comparison_of(report)
+    if comparison is None or comparison.get("fail_on") == WEAKER:  # then each is a reason of the FAIL already
+        return ""
+    weaker = [change_line(c) for c in changes_of(comparison) if c.get("kind") == WEAKER]
+    if not weaker:
+        return ""
+    base = comparison.get("base")
+    name = base.get("name") if isinstance(base, dict) else None
+    count = "1 change weaker" if len(weaker) == 1 else f"{len(weaker)} changes weaker"
+    return f"{count} than the base {name} (a warning; --fail-on weaker fails on it): " + "; ".join(weaker)
 
 
 def cell_text(result: Result | None) -> str:

@@ -3,6 +3,7 @@ then once per claimed layer with every other one off)."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -11,8 +12,8 @@ from pathlib import Path
 from boundary.report.beside import depth_lines
 from boundary.report.depth import depth_of
 from boundary.report.passrule import Report, run_of
-from boundary.report.record import load
-from boundary.report.renderings import RENDERINGS, suite_renderings, write_each
+from boundary.report.record import SHARD_ENV, load, shard_place
+from boundary.report.renderings import RENDERINGS, show, suite_renderings, write_each
 from boundary.report.view import verdict_line
 from boundary.suite import pytest_args
 
@@ -23,12 +24,26 @@ REPORT_NAME = "runner-sandbox"
 def run_suite(options: list[str], base: Path | None = None) -> int:
     """The live suite from the package, in this directory: its reports at `base`.* (by default ./reports/, or beside
     the JSON report where `--boundary-report` names it, so that its renderings never disagree with it); `options` go
-    to it."""
+    to it, but `--shard I/N` (which shard of a CI matrix this run is), which its report records."""
+    options, shard = take_option(options, "--shard")
+    try:
+        env = _shard_environment(shard)
+    except ValueError as error:
+        print(f"boundary: --shard: {error}", file=sys.stderr)
+        return 2
     base = base or report_base(options)
     files = [f"{r.suite_option}={base}.{r.suffix}" for r in suite_renderings().values()]
     defaults = ["-n", "2", *files]
     command = [sys.executable, "-m", "pytest", *pytest_args(Path.cwd()), *defaults, *options]
-    return subprocess.run(command).returncode
+    return subprocess.run(command, env=env).returncode
+
+
+def _shard_environment(shard: str | None) -> dict[str, str] | None:
+    """The suite's environment with this run's place in a CI matrix, which its report records (None: as it is)."""
+    if shard is None:
+        return None
+    shard_place(shard)  # ValueError before anything runs
+    return {**os.environ, SHARD_ENV: shard}
 
 
 def report_base(options: list[str]) -> Path:
@@ -66,7 +81,8 @@ def _option_value(options: list[str], option: str) -> str | None:
 def run_layers_each(options: list[str]) -> int:
     """`--layers each`: the run, then once per layer its runners claim with every other one off (the reports of
     those in ./reports/layer-*.json); the run's reports then also show which layer holds each cell alone. Its exit
-    status is the full run's: a layer alone is expected to let through what only another one stops."""
+    status is the full run's: a layer alone is expected to let through what only another one stops. What it prints
+    goes through `show`: a reader that goes away (`| head`) never turns a failed run's status into 0."""
     status, base = run_suite(options), report_base(options)
     full_path = Path(f"{base}.json")
     if not full_path.exists():
@@ -77,10 +93,9 @@ def run_layers_each(options: list[str]) -> int:
     alone: dict[str, Report | str] = {}
     for layer in layers:
         name = f"layer-{re.sub(r'[^a-z0-9]+', '-', layer.lower()).strip('-')}"
-        print(
+        show(
             f"[boundary] --layers each: the run again with {layer} alone ({base.parent / name}.*); what it lets "
-            "through fails there as expected, and is reported beside the full run's cells",
-            flush=True,
+            "through fails there as expected, and is reported beside the full run's cells\n"
         )
         code = run_suite([*_without_renderings(options), "--layer-alone", layer], base.parent / name)
         path = base.parent / f"{name}.json"
@@ -88,14 +103,20 @@ def run_layers_each(options: list[str]) -> int:
     full["depth"] = depth_of(full, alone)
     renderings = suite_renderings().items()
     write_each(full, {n: Path(_option_value(options, r.suite_option) or f"{base}.{r.suffix}") for n, r in renderings})
-    print("\n".join(["", "boundary: each layer alone", *depth_lines(full), f"RESULT: {verdict_line(full)}"]))
+    show("\n".join(["", "boundary: each layer alone", *depth_lines(full), f"RESULT: {verdict_line(full)}", ""]))
     return status
 
 
 def layers_option(options: list[str]) -> tuple[list[str], str | None]:
     """`--layers each` taken out of the suite's options (the suite does not know it)."""
+    return take_option(options, "--layers")
+
+
+def take_option(options: list[str], name: str) -> tuple[list[str], str | None]:
+    """The options less the first `name VALUE` (or `name=VALUE`), and its value ("" where none follows; None where
+    `name` is not given)."""
     for at, option in enumerate(options):
-        if option == "--layers" or option.startswith("--layers="):
+        if option == name or option.startswith(f"{name}="):
             value = option.partition("=")[2] if "=" in option else (options[at + 1] if at + 1 < len(options) else "")
             rest = options[:at] + options[at + (1 if "=" in option else 2) :]
             return rest, value

@@ -113,3 +113,14 @@ def test_a_refused_comment_is_a_warning_and_no_report_is_no_comment(github: dict
     refused = _run("Comment on the pull request", github, COMMENT_RC="1", **link)
     assert refused.returncode == 0 and "::warning::boundary could not comment" in refused.stdout
     assert _calls(github) == [f"ci comment --report reports/runner-sandbox.json --pr 7 --link {link['LINK']}"]
+
+
+def test_each_job_of_a_matrix_tells_the_suite_which_shard_it_is(github: dict[str, str]) -> None:
+    """The second of three matrix jobs runs as `--shard 2/3` (GitHub counts jobs from 0), so a merge can name a
+    shard that never reported; the `shard` input overrides it, and outside any matrix nothing is added."""
+    _run("Live suite", github, HOST="namespace", JOB_INDEX="1", JOB_TOTAL="3")
+    assert _calls(github)[-1] == "run --host namespace --shard 2/3"
+    _run("Live suite", github, HOST="namespace", JOB_INDEX="1", JOB_TOTAL="3", SHARD="4/5")
+    assert _calls(github)[-1] == "run --host namespace --shard 4/5"
+    _run("Live suite", github, HOST="namespace", JOB_INDEX="", JOB_TOTAL="")
+    assert _calls(github)[-1] == "run --host namespace"

@@ -1,17 +1,22 @@
 """`boundary run`'s reports go together: named with `--boundary-report`, the HTML and Markdown go beside it (they
 never disagree with it); `--layers each` keeps its alone runs off the user's report; and `boundary … | head` ends
-quietly when the reader goes."""
+quietly when the reader goes, its exit status still the verdict's (a closed pipe never makes a failure a pass)."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from boundary.report.passrule import passed
 from boundary.suite import launch
+from tests.report.test_render import make_failing, make_report
 
 
 @pytest.fixture
@@ -82,3 +87,34 @@ def test_a_reader_that_goes_away_ends_the_output_quietly(tmp_path: Path) -> None
     ran = subprocess.run(["bash", "-c", f"{sys.executable} {script} | head -1"], capture_output=True, text=True)
     assert ran.stdout == "x" * 100 + "\n"
     assert "Traceback" not in ran.stderr and "BrokenPipe" not in ran.stderr, ran.stderr
+
+
+def to_a_reader_gone(argv: list[str]) -> int:
+    """`argv`'s exit status, its stdout a pipe whose reader has already gone (`… | head` once head has exited)."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        return subprocess.run(argv, stdout=write, stderr=subprocess.DEVNULL, timeout=60).returncode
+    finally:
+        os.close(write)
+
+
+@pytest.mark.parametrize("make", [make_failing, make_report], ids=["failing", "passing"])
+@pytest.mark.parametrize("shown", [[], ["--format", "html"]], ids=["verdict line", "a rendering"])
+def test_boundary_reports_exit_status_is_the_verdict_whatever_happens_to_its_reader(
+    make: Callable[[], dict[str, object]], shown: list[str], tmp_path: Path
+) -> None:
+    """`boundary report RUN.json | head` under pipefail: with the reader gone, a failing report still exits 1 and a
+    passing one 0: the status is decided before anything is printed, and EPIPE changes only what was seen."""
+    report = make()
+    (tmp_path / "run.json").write_text(json.dumps(report))
+    argv = [sys.executable, "-m", "boundary.cli", "report", str(tmp_path / "run.json"), *shown]
+    assert to_a_reader_gone(argv) == (0 if passed(report) else 1)
+
+
+def test_a_command_cut_off_by_its_reader_before_it_decided_exits_1() -> None:
+    """A command still printing when the reader goes has not returned its status: it is never turned into a pass."""
+    pipeline = '"$PYTHON" -c "$BIG_OUTPUT" | head -1'  # -c: boundary from this checkout, as `-m boundary.cli`
+    env = {**os.environ, "PYTHON": sys.executable, "BIG_OUTPUT": BIG_OUTPUT}
+    ran = subprocess.run(["bash", "-o", "pipefail", "-c", pipeline], env=env, capture_output=True, timeout=60)
+    assert ran.returncode == 1 and b"Traceback" not in ran.stderr, ran.stderr

@@ -128,3 +128,34 @@ def test_boundary_report_against_exits_1_on_weaker_only_when_asked(tmp_path: Pat
     assert failed.returncode == 1 and "weaker than the base" in failed.stdout
     refused = report("--fail-on", "weaker")
     assert refused.returncode == 2 and "--against BASE.json" in refused.stderr
+
+
+def test_a_cell_a_layer_denied_that_now_names_no_layer_is_weaker() -> None:
+    """`os` → `ok` (nothing found) or `norun` (planted code never ran): no layer is seen denying it any more, which
+    is weaker, never a mere move."""
+    base, head = _reports()
+    _cell(head, "saved_output", "shell_ls")["layer"] = "n/a"  # was the OS sandbox
+    _cell(head, "account_db", "read")["layer"] = "not run"  # was the runner plugin
+    assert _changes(base, head) == [
+        ("weaker", "saved_output via shell_ls", "lost OS sandbox: no layer seen denying it now (n/a)"),
+        ("weaker", "account_db via read", "lost runner plugin: no layer seen denying it now (not run)"),
+    ]
+
+
+def test_the_verdict_line_of_a_pass_says_what_got_weaker(tmp_path: Path) -> None:
+    """`boundary report HEAD --against BASE` prints one line: a PASS with a weaker change says the change (a
+    warning: still exit 0, as documented); with `--fail-on weaker` it is a FAIL that names it once."""
+    base, head = _reports()
+    _cell(head, "saved_output", "shell_cat")["layer"] = "OS sandbox"
+    (tmp_path / "base.json").write_text(json.dumps(base))
+    (tmp_path / "head.json").write_text(json.dumps(head))
+    argv = [sys.executable, "-m", "boundary.cli", "report", str(tmp_path / "head.json")]
+    argv += ["--against", str(tmp_path / "base.json")]
+    change = "cross_job: saved_output via shell_cat: agent permission → OS sandbox (lost agent permission: only OS"
+    warned = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert warned.returncode == 0, warned.stderr
+    assert warned.stdout.startswith(f"PASS — every check held, but 1 change weaker than the base {tmp_path}/base.json")
+    assert change in warned.stdout
+    failed = subprocess.run([*argv, "--fail-on", "weaker"], capture_output=True, text=True, timeout=60)
+    assert failed.returncode == 1 and failed.stdout.startswith("FAIL — weaker than the base: ")
+    assert failed.stdout.count(change) == 1, failed.stdout
