@@ -104,7 +104,7 @@ def test_a_datagram_on_a_connected_socket_reaches_its_peer(tmp_path: Path) -> No
 
 def test_a_datagram_on_a_socket_connected_elsewhere_counts_every_peer(tmp_path: Path) -> None:
     """A socket another process connected (its peer unknown here) sends to any datagram peer seen: fail closed."""
-    sent = '200 sendto(7<UDP:[4242]>, "x", 1, 0, NULL, 0) = 1\n'
+    sent = '200 sendto(7<UDP:[4343]>, "x", 1, 0, NULL, 0) = 1\n'  # a socket whose connect is not in sight
     (tmp_path / "t").write_text(TCP_MODEL + RESOLVER_SORT + sent)
     assert read_trace(tmp_path / "t").foreign == ["127.0.0.1:0", "[::1]:0"]
 
@@ -125,3 +125,117 @@ def test_a_stream_connect_counts_split_or_not(tmp_path: Path) -> None:
     )
     (tmp_path / "t").write_text(TCP_MODEL + split)
     assert read_trace(tmp_path / "t").foreign == ["[::1]:8080"]
+
+
+# Captured from this host's strace 6.1 under netns.STRACE: bash's `exec 3>/dev/udp/127.0.0.1/9; echo x >&3` (the
+# datagram leaves by write(2) on a connected socket, dup'ed to fd 1), beside writes to a pipe and to a file.
+UDP_BY_WRITE = (
+    "1399  connect(3<UDP:[346640]>, {sa_family=AF_INET, sin_port=htons(9), "
+    'sin_addr=inet_addr("127.0.0.1")}, 16) = 0\n'
+    '1399  write(1<UDP:[127.0.0.1:51666->127.0.0.1:9]>, "x\\n", 2) = 2\n'
+)
+NOT_SOCKETS = (
+    '1400  write(1<pipe:[346619]>, "::1             STREAM localhost"..., 153) = 153\n'
+    '1401  write(1</dev/null<char 1:3>>, "::1             STREAM localhost"..., 153) = 153\n'
+    '1399  write(1</tmp/nt/a\\76, b>, "hi\\n", 3) = 3\n'
+    '31  write(4<UNIX-STREAM:[64541]>, "y", 1) = 1\n'
+    '26  write(20<TCP:[127.0.0.1:52000->127.0.0.1:4010]>, "POST /v1/chat/completions"..., 512) = 512\n'
+)
+# `getent ahosts localhost` under the stock Debian /etc/hosts (tests/stock_etc/debian-hosts), same capture: the
+# RFC 6724 sort connects a datagram socket to each address, sends nothing, and prints through a pipe.
+GETENT_SORT = (
+    "1400  connect(3<UDP:[346632]>, {sa_family=AF_INET, sin_port=htons(0), "
+    'sin_addr=inet_addr("127.0.0.1")}, 16) = 0\n'
+    "1400  connect(3<UDPv6:[346634]>, {sa_family=AF_INET6, sin6_port=htons(0), sin6_flowinfo=htonl(0), "
+    'inet_pton(AF_INET6, "::1", &sin6_addr), sin6_scope_id=0}, 28) = 0\n'
+)
+
+
+def test_a_datagram_written_to_a_connected_socket_reaches_its_peer(tmp_path: Path) -> None:
+    """write(2) sends a datagram as surely as send(2) (bash's /dev/udp, `nc -u`); writes to files, pipes, local
+    sockets and the model's own stream are no reach."""
+    (tmp_path / "t").write_text(TCP_MODEL + NOT_SOCKETS + UDP_BY_WRITE)
+    use = read_trace(tmp_path / "t")
+    assert use.foreign == ["127.0.0.1:9"], use.explain()
+    assert "127.0.0.1:9 (by pid 1399" in use.explain()
+
+
+def test_the_resolvers_sort_stays_clean_beside_a_written_datagram(tmp_path: Path) -> None:
+    """The resolver's connect-without-send is still no reach once writes are traced: only the written peer counts."""
+    (tmp_path / "t").write_text(TCP_MODEL + GETENT_SORT + NOT_SOCKETS + UDP_BY_WRITE)
+    assert read_trace(tmp_path / "t").foreign == ["127.0.0.1:9"]
+    (tmp_path / "t").write_text(TCP_MODEL + GETENT_SORT + NOT_SOCKETS)
+    assert read_trace(tmp_path / "t").clean
+
+
+def test_every_call_that_sends_on_a_connected_datagram_socket_counts(tmp_path: Path) -> None:
+    """writev, pwritev2 (offset -1 is a plain writev), sendfile and splice into the socket (splice's third argument)."""
+    to = "UDP:[127.0.0.1:53045->PEER]"
+    calls = {
+        "10.0.0.1:53": f'writev(3<{to}>, [{{iov_base="x", iov_len=1}}], 1) = 1',
+        "10.0.0.2:53": f'pwritev2(3<{to}>, [{{iov_base="x", iov_len=1}}], 1, -1, 0) = 1',
+        "10.0.0.3:53": f"sendfile(3<{to}>, 4</tmp/nt/src>, [0] => [3], 3) = 3",
+        "10.0.0.4:53": f"splice(5<pipe:[64219]>, NULL, 3<{to}>, NULL, 3, 0) = 3",
+    }
+    for peer, call in calls.items():
+        (tmp_path / "t").write_text(TCP_MODEL + "9  " + call.replace("PEER", peer) + "\n")
+        assert read_trace(tmp_path / "t").foreign == [peer], call
+    spliced_from = "9  splice(3<UDP:[127.0.0.1:53045->10.0.0.5:53]>, NULL, 5<pipe:[64219]>, NULL, 3, 0) = 3\n"
+    (tmp_path / "t").write_text(TCP_MODEL + spliced_from + UDP_BY_WRITE)
+    assert read_trace(tmp_path / "t").foreign == ["127.0.0.1:9"]  # read from a socket: nothing sent
+
+
+def test_a_datagram_written_in_a_namespace_of_the_jobs_own_finds_its_peer_by_inode(tmp_path: Path) -> None:
+    """In a network namespace the job made (srt's shell under bwrap) strace names a socket by inode alone: the
+    write's peer is that socket's connect, even through another fd (captured under `unshare -n`)."""
+    inner = (
+        "19989 connect(3<UDP:[64534]>, {sa_family=AF_INET, sin_port=htons(9), "
+        'sin_addr=inet_addr("127.0.0.1")}, 16) = 0\n'
+        '19989 write(1<UDP:[64534]>, "x\\n", 2)   = 2\n'
+    )
+    (tmp_path / "t").write_text(TCP_MODEL + GETENT_SORT + inner)
+    assert read_trace(tmp_path / "t").foreign == ["127.0.0.1:9"]
+
+
+def test_a_call_never_resumed_is_not_dropped(tmp_path: Path) -> None:
+    """A process killed inside a call leaves only its `<unfinished ...>` half: the call was made, so it counts. A pid
+    reused by a later process does not lose the first call either."""
+    killed = (
+        f"7 connect(4<TCP:[9]>, {_address('10.1.2.3', 443)} <unfinished ...>\n"
+        "7 +++ killed by SIGKILL +++\n"
+        '8 write(3<UDP:[127.0.0.1:51666->10.9.9.9:53]>, "q", 1 <unfinished ...>\n'
+        "8 +++ killed by SIGKILL +++\n"
+        f"8 connect(5<TCP:[10]>, {_address('10.4.5.6', 80)} <unfinished ...>\n"
+        "8 <... connect resumed>) = -1 ENETUNREACH (Network is unreachable)\n"
+    )
+    (tmp_path / "t").write_text(TCP_MODEL + killed)
+    assert read_trace(tmp_path / "t").foreign == ["10.1.2.3:443", "10.4.5.6:80", "10.9.9.9:53"]
+
+
+IO_URING = "io_uring_setup(64, {flags=IORING_SETUP_SQPOLL, sq_thread_cpu=0, sq_thread_idle=10, sq_entries=64}) = "
+
+
+def test_an_io_uring_makes_the_trace_prove_nothing(tmp_path: Path) -> None:
+    """A ring sends with no syscall per send. strace fails every setup (Node's libuv then uses plain calls): a failed
+    setup is no channel; one that succeeded (or was never seen to end) is out of the trace's sight."""
+    (tmp_path / "t").write_text(TCP_MODEL + f"12 {IO_URING}-1 ENOSYS (Function not implemented) (INJECTED)\n")
+    assert read_trace(tmp_path / "t").clean
+    for ending in ("4<anon_inode:[io_uring]>", "?", "<unfinished ...>"):
+        trace = TCP_MODEL + '12 execve("/usr/bin/node", ["node"], 0x0 /* 9 vars */) = 0\n' + f"12 {IO_URING}{ending}\n"
+        (tmp_path / "t").write_text(trace.replace("= <unfinished", "<unfinished"))
+        use = read_trace(tmp_path / "t")
+        assert not use.clean and use.explain().startswith("INCONCLUSIVE: an io_uring was set up"), ending
+        assert "pid 12, /usr/bin/node" in use.explain()
+
+
+def test_a_message_without_a_name_beside_named_ones_goes_to_the_peer(tmp_path: Path) -> None:
+    """One sendmmsg may name an address for some messages and leave others to the socket's peer: both count."""
+    named = "msg_hdr={msg_name=" + _address("127.0.0.1", 5353).removesuffix(", 16") + ", msg_namelen=16}"
+    mixed = (
+        f"5 sendmmsg(3<UDP:[1.2.3.4:40000->10.0.0.53:53]>, [{{{named}}}, {{msg_hdr={{msg_name=NULL}}}}], 2, 0) = 2\n"
+    )
+    (tmp_path / "t").write_text(TCP_MODEL + mixed)
+    assert read_trace(tmp_path / "t").foreign == ["10.0.0.53:53", "127.0.0.1:5353"]
+    sendto = f'5 sendto(3<UDP:[1.2.3.4:40000->10.0.0.53:53]>, ""..., 1, 0, {_address("127.0.0.1", 5353)}) = 1\n'
+    (tmp_path / "t").write_text(TCP_MODEL + sendto)
+    assert read_trace(tmp_path / "t").foreign == ["127.0.0.1:5353"]  # an address named: not the peer's
