@@ -161,13 +161,30 @@ def _build(tag: str, suite: str, rootfs: Path) -> None:
         raise HostError(
             "expected `debootstrap` on PATH to build the container host image. Fix: apt-get install debootstrap"
         )
-    shutil.rmtree(rootfs, ignore_errors=True)
+    _remove(rootfs)
     try:
         _debootstrap(suite, rootfs)
+        _unmount_under(rootfs)
         _configure(rootfs)
         _import(rootfs, tag)
     finally:
-        shutil.rmtree(rootfs, ignore_errors=True)
+        _remove(rootfs)
+
+
+def _remove(rootfs: Path) -> None:
+    """The build's root, once nothing is mounted in it: a removal never reaches through a mount into the host's."""
+    _unmount_under(rootfs)
+    shutil.rmtree(rootfs, ignore_errors=True)
+
+
+def _unmount_under(rootfs: Path) -> None:
+    """What debootstrap left mounted in the root (its `/proc`, when a package's process kept it busy at exit, as
+    seen here): unmounted, deepest first and lazily, so that neither the image nor a removal takes the host's."""
+    root = str(rootfs.resolve())
+    with open("/proc/self/mounts") as mounts:  # octal escapes in mount points (\040 for a space) left as they are
+        points = [line.split()[1] for line in mounts]
+    for point in sorted({p for p in points if p.startswith(root + "/")}, key=len, reverse=True):
+        subprocess.run(["umount", "-l", point], capture_output=True, check=False)
 
 
 def _debootstrap(suite: str, rootfs: Path) -> None:
@@ -203,7 +220,8 @@ def _configure(rootfs: Path) -> None:
 
 # tar streams the root into `docker import` ($1 the root, $2 the tag, the rest `--change` options); a shell
 # pipeline so that one timeout (proc.run's, on its whole process group) bounds both, and pipefail keeps tar's failure.
-IMPORT_PIPELINE = 'set -o pipefail; tar -C "$1" --numeric-owner -c . | docker import "${@:3}" - "$2"'
+# --one-file-system: never a file system mounted in the root (a second guard beside `_unmount_under`).
+IMPORT_PIPELINE = 'set -o pipefail; tar -C "$1" --numeric-owner --one-file-system -c . | docker import "${@:3}" - "$2"'
 IMPORT_TIMEOUT_S = 600.0
 
 
