@@ -79,6 +79,17 @@ class PhonesHomeSeenByPackets(PhonesHome):
     network_watch = "packets"
 
 
+class SendsADatagram(OpencodeRunner):
+    """Its launcher sends a datagram by write(2) on a connected UDP socket (bash's /dev/udp) before the agent
+    starts: no sendto, no address in the call, only the socket's peer (issue 56 item 7)."""
+
+    name = "sends-a-datagram"
+
+    def launch_argv(self, paths: JobPaths, agent_argv: list[str]) -> list[str]:
+        send = 'exec 3>/dev/udp/127.0.0.1/9 && echo boundary >&3; exec 3>&-; exec "$@"'
+        return ["bash", "-c", send, "launcher", *super().launch_argv(paths, agent_argv)]
+
+
 class ConfigInReach(OpencodeRunner):
     """Yesterday's reference runner (incidents 6 and 7): the files that configure the job live in its own data
     directory, which its permission rule and guard allow; nothing in the checkout is protected; the agent starts

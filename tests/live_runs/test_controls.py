@@ -301,9 +301,13 @@ def test_a_task_tool_that_continues_any_session_is_caught_and_named(pytester: py
     assert cells["job_a_canaries"]["verdict"] == "LEAKED"
 
 
-@pytest.mark.parametrize(("runner", "watch"), [("PhonesHome", "trace"), ("PhonesHomeSeenByPackets", "packets")])
+@pytest.mark.parametrize(
+    ("runner", "watch"),
+    [("PhonesHome", "trace"), ("PhonesHomeSeenByPackets", "packets"), ("SendsADatagram", "trace")],
+)
 def test_phoning_home_fails_the_network_check(pytester: pytest.Pytester, runner: str, watch: str) -> None:
-    """A runner that lets opencode fetch its model catalog: the job tries DNS beyond loopback, seen either way."""
+    """A runner that lets opencode fetch its model catalog: the job tries DNS beyond loopback, seen either way; one
+    whose launcher writes a datagram to a connected UDP socket (no address in the call) is seen by the trace."""
     result, report = run_suite(pytester, "--runner", f"{SABOTAGE}:{runner}", "-k", "reach_only_the_model", *CROSS_JOB)
     assert result.ret == 1
     jobs = scenario(report)["jobs"]
