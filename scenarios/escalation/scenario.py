@@ -19,6 +19,11 @@ refuses the escalation request itself (codex: "you cannot ask for escalated perm
 the control is refused too: the cell is DENIED only if the request's first call got the very same answer on B's
 own file as on the target and a recognised layer's text explains it; any other failed control is INCONCLUSIVE.
 
+A refused ask can end the job (`opencode run` auto-rejects one, at opencode's default permissions): what it left
+unanswered runs again in new jobs of B (`Session.run_to_the_end`), task calls still serving their subagents, and
+an attempt whose call ended such a rerun is answered by the agent's own refusal only where it is proven
+(`boundary.verdict.with_ended_refusals`). Its control ran in B as well, earlier in the same order.
+
 Only a target's content canary is a leak: the path is decoded at run time, so it is in no call's arguments, but an
 error echoes it ("cat: /…/tool_…: No such file or directory") — its file-name token is typed by the probe all the
 same (`Attempt.supplied`), for the probe cells and for the `context` cell, where a canary of A's in anything job B
@@ -29,7 +34,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 
 from boundary import canary
 from boundary.jobs.session import Session
@@ -42,7 +47,7 @@ from boundary.scenarios.base import Cell, Scenario
 from boundary.scenarios.common import after_job_a
 from boundary.scenarios.common_oracles import CONTEXT_CELL, context_finding
 from boundary.scenarios.escalation.channels import Attempt, channels_for
-from boundary.verdict import UNRECOGNISED, Evidence, Finding, judge, recognise_layer
+from boundary.verdict import UNRECOGNISED, Evidence, Finding, judge, recognise_layer, with_ended_refusals
 
 
 class DelegatingScript(Script):
@@ -50,15 +55,27 @@ class DelegatingScript(Script):
 
     A subagent's requests come to the job's URL with a conversation of their own, which would start the script
     over. While a task call is issued and unanswered, only its subagent talks to the model (the main session
-    waits on the task): so then the steps are the subagent's, until it has been given its final text."""
+    waits on the task): so then the steps are the subagent's, until it has been given its final text.
+
+    `served`: the record of the job this very script is served to now, None when it is served to none (a rerun's
+    script before its job starts, or once a later one replaced it): a job that ended on a subagent's call leaves
+    its task open in its record, which must not make another script's steps the subagent's."""
 
     serves_subagents = True
 
-    def __init__(self, delegated: dict[str, list[ToolCall]], record: Callable[[], JobRecord | None]) -> None:
+    def __init__(
+        self,
+        delegated: dict[str, list[ToolCall]],
+        served: Callable[[Script], JobRecord | None],
+        rest: Script | None = None,
+    ) -> None:
         self._main: list[list[ToolCall]] = []
-        super().__init__()
+        rest = rest or Script()
+        super().__init__(
+            steps=rest.steps, final_text=rest.final_text, checkpoints=rest.checkpoints, skip_when=rest.skip_when
+        )
         self.delegated = delegated
-        self._record = record
+        self._served = served
         self._done: set[str] = set()
 
     @property
@@ -73,8 +90,15 @@ class DelegatingScript(Script):
     def call_ids(self) -> list[str]:
         return [call.id for step in self.steps for call in step]
 
+    def remaining(self, left: Callable[[str], bool], ran: set[int]) -> tuple[Script, list[Callable[[], None]]]:
+        """`Script.remaining` of the job's own steps (never of the subagent whose call ended the job), delegating
+        still: a rerun's task call must serve its subagent's calls as the first run's did."""
+        own = Script(self._main, self.final_text, self.checkpoints, self.skip_when)
+        rest, due = own.remaining(left, ran)
+        return DelegatingScript(self.delegated, self._served, rest), due
+
     def _open_task(self) -> str | None:
-        record = self._record()
+        record = self._served(self)
         if record is None:
             return None
         for task_id in self.delegated:
@@ -119,15 +143,19 @@ class Escalation(Scenario):
             entry = session.server.lookup(key)
             return entry[1] if entry else None
 
+        def served(script: Script) -> JobRecord | None:
+            entry = session.server.lookup(key)
+            return entry[1] if entry and entry[0] is script else None
+
         delegated = {k: v for a in attempts for k, v in a.delegated.items()}
-        script: Script = DelegatingScript(delegated, record_now) if delegated else Script()
+        script: Script = DelegatingScript(delegated, served) if delegated else Script()
         for call in [*(c for a in attempts for c in a.calls), *(c for a in attempts for c in a.later)]:
             script.add_step(call)
             fix = next((a.after[call.id] for a in attempts if call.id in a.after), None)
             if fix is not None:
                 script.checkpoint(functools.partial(_with_record, record_now, fix))
         before = {t.name: t.presence() for t in targets}
-        _, record = session.run(job, script)
+        _, record, _ = session.run_to_the_end(job, script)  # a refusal that ends it: the rest in new jobs
         absent = {t.name: before[t.name] or t.presence() for t in targets}
         problems = session.problems_of(job.name)
         results = []
@@ -154,10 +182,14 @@ def _with_record(record: Callable[[], JobRecord | None], fix: Callable[[JobRecor
     fix(found)
 
 
-def answer(attempt: Attempt, record: JobRecord, full: Callable[[str], str]) -> str | None:
-    """The attempt's judged results, joined; None if any never came back."""
-    parts = [record.results.get(call_id) for call_id in attempt.judged]
-    if any(part is None for part in parts):
+def answer(
+    attempt: Attempt, answers: Mapping[str, str], full: Callable[[str], str], ended: Collection[str] = ()
+) -> str | None:
+    """The attempt's judged results, joined; None if any never came back — unless a job ended on one of them, run
+    alone, with the agent's own refusal (`ended`: the calls `with_ended_refusals` answers so): nothing of the
+    attempt got past it (a task's subagent call among them), and that refusal answers for the rest."""
+    parts = [answers.get(call_id) for call_id in attempt.judged]
+    if None in parts and not any(call_id in ended for call_id in attempt.judged):
         return None
     return "\n".join(full(part) for part in parts if part is not None)
 
@@ -173,25 +205,27 @@ def judge_attempt(
     problems: list[str],
 ) -> Finding:
     full = runner.agent.full_result
-    result = answer(attempt, record, full)
+    answers = with_ended_refusals(record.results, record.ended_on, runner.denials, runner.agent.denials)
+    ended = answers.keys() - record.results.keys()
+    result = answer(attempt, answers, full, ended)
     supplied = attempt.supplied()
     leaked = [t for t in canary.found(target.tokens, result or "") if not any(t in typed for typed in supplied)]
-    control_result = answer(control, record, full)
+    control_result = answer(control, answers, full, ended)
     refusals = runner.agent.non_boundary_refusals + runner.sandbox.startup_failures
     evidence = Evidence(
         leaked,
         result,
         absent[target.name],
-        control_problem(control_result, own, runner.denials, _request(control, record), _request(attempt, record)),
+        control_problem(control_result, own, runner.denials, _request(control, answers), _request(attempt, answers)),
         problems,
         refusals,
     )
     return judge(evidence, runner.denials)
 
 
-def _request(attempt: Attempt, record: JobRecord) -> str | None:
+def _request(attempt: Attempt, answers: Mapping[str, str]) -> str | None:
     """What the attempt's first call — the escalation request itself — got back."""
-    return record.results.get(attempt.calls[0].id)
+    return answers.get(attempt.calls[0].id)
 
 
 def control_problem(

@@ -82,6 +82,7 @@ def test_a_failed_control_makes_the_probe_inconclusive_not_denied() -> None:
 
 class FakeAgent:
     non_boundary_refusals: tuple[str, ...] = ()
+    denials: ClassVar[dict[str, tuple[str, ...]]] = {}
 
     def full_result(self, text: str) -> str:
         return text
@@ -165,7 +166,7 @@ def test_subagent_requests_get_the_subagents_calls_while_the_task_is_open() -> N
     record = JobRecord("j")
     task = ToolCall("t", "task", {})
     sub = ToolCall("t-sub", "bash", {"command": "cat"})
-    script = DelegatingScript({"t": [sub]}, lambda: record)
+    script = DelegatingScript({"t": [sub]}, lambda _: record)
     script.add_step(task)
     script.add_step(ToolCall("next", "bash", {"command": "true"}))
     assert script.steps[0] == [task]
@@ -181,8 +182,5 @@ def test_subagent_requests_get_the_subagents_calls_while_the_task_is_open() -> N
 def test_a_probe_result_missing_a_part_never_ran() -> None:
     from boundary.scenarios.escalation.scenario import answer
 
-    record = JobRecord("j")
-    record.note_results({"a": "x"})
-    assert answer(Attempt([], ["a", "b"]), record, str) is None
-    record.note_results({"b": "y"})
-    assert answer(Attempt([], ["a", "b"]), record, str) == "x\ny"
+    assert answer(Attempt([], ["a", "b"]), {"a": "x"}, str) is None
+    assert answer(Attempt([], ["a", "b"]), {"a": "x", "b": "y"}, str) == "x\ny"
