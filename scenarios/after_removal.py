@@ -13,6 +13,7 @@ With nothing left, no agent needs to start: the cells say what was searched.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from boundary import canary
@@ -27,7 +28,7 @@ from boundary.scenarios.common import REPOSITORY_FILES, run_job_a
 from boundary.scenarios.common_probes import judge_probes, plan_probes
 from boundary.scenarios.probe_batches import batched
 from boundary.unpack import Unreadable, pieces
-from boundary.verdict import Finding, Verdict
+from boundary.verdict import Finding, Proof, Verdict, denied
 
 SECRET_TARGET = "runner_secret"
 JOB_C = JOB_B  # created after A was removed: B's name, so a runner that reuses paths by name is tried too
@@ -85,7 +86,7 @@ class AfterRemoval(Scenario):
         problems = session.problems_of(job.name)
         for cell, finding, _ in judge_probes(runner, controls, probes, record, absent, problems, calls):
             where = f"after job A was removed, its canary was left in {next(t.path for t in left if t.name == cell[0])}"
-            findings.append((cell, Finding(finding.verdict, finding.layer, f"{where}; {finding.detail}")))
+            findings.append((cell, replace(finding, detail=f"{where}; {finding.detail}")))
         return findings
 
 
@@ -111,7 +112,7 @@ def _packed_finding(target: Target, channel: str) -> Finding:
         f"after job A was removed, its canary was left packed in {target.path}: {channel} shows no packed content "
         "(its bytes hold no canary); shell_unpack tries it unpacked"
     )
-    return Finding(Verdict.DENIED, "n/a", said)
+    return denied(Proof.NOTHING_TO_AIM, "n/a", said)
 
 
 def _targets(runner: Runner) -> list[str]:
@@ -174,7 +175,7 @@ def _inherited(target: Target, own: dict[str, list[Path]], job: Job) -> Finding:
         shown = ", ".join(map(str, held[:3]))
         said = f"job {job.name} was created holding A's canary in its own files: {shown}"
         return Finding(Verdict.LEAKED, "none", said)
-    return Finding(Verdict.DENIED, "n/a", f"none of A's canaries in job {job.name}'s own files when it was created")
+    return denied(Proof.SEARCHED, "n/a", f"none of A's canaries in job {job.name}'s own files when it was created")
 
 
 def _nothing_left(target: Target, state: Path) -> Finding:
@@ -182,4 +183,4 @@ def _nothing_left(target: Target, state: Path) -> Finding:
         f"nothing of A's {target.name} under {state} after remove-job, outside job C's own files, nor in any file "
         "written on the host since setup (searched)"
     )
-    return Finding(Verdict.DENIED, "n/a", said)
+    return denied(Proof.SEARCHED, "n/a", said)

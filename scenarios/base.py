@@ -78,5 +78,6 @@ class Scenario(ABC):
             verdict=finding.verdict.value,
             layer=finding.layer,
             detail=finding.detail,
+            proof=finding.proof.value if finding.proof else "",
             duration_s=round(duration_s, 3) if duration_s is not None else None,
         )

@@ -11,7 +11,7 @@ from boundary.model import JobRecord, Script
 from boundary.probes import Target
 from boundary.runners.contract import Job
 from boundary.scenarios.base import Cell
-from boundary.verdict import Finding, Verdict
+from boundary.verdict import Finding, Proof, Verdict, denied
 
 CONTEXT_CELL: Cell = ("job_a_canaries", "context")  # the model-side oracle over everything job B sent
 
@@ -29,7 +29,7 @@ def context_finding(record: JobRecord, targets: list[Target], script: Script, pr
         return Finding(Verdict.INCONCLUSIVE, "", "; ".join(problems))
     if not record.bodies:
         return Finding(Verdict.INCONCLUSIVE, "", "job B sent the model nothing: its context was never seen")
-    return Finding(Verdict.DENIED, "n/a", f"none of {len(tokens)} canaries in {len(record.bodies)} requests")
+    return denied(Proof.SEARCHED, "n/a", f"none of {len(tokens)} canaries in {len(record.bodies)} requests")
 
 
 def job_output_findings(
@@ -50,6 +50,6 @@ def job_output_findings(
             finding = Finding(Verdict.INCONCLUSIVE, "", "; ".join(problems))
         else:
             where = f"the job's output (runs: {len(transcripts)}) or its {len(files)} files"
-            finding = Finding(Verdict.DENIED, "n/a", f"no canary in {where}")
+            finding = denied(Proof.SEARCHED, "n/a", f"no canary in {where}")
         results.append((target.name, finding))
     return results

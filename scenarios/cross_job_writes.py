@@ -19,7 +19,7 @@ from boundary.results import ProbeResult
 from boundary.runners.contract import Job, Runner
 from boundary.scenarios.base import Cell, Scenario
 from boundary.scenarios.common import after_job_a
-from boundary.verdict import Finding, Verdict
+from boundary.verdict import Finding, Proof, Verdict, denied
 from boundary.writes.attack import CHANNELS, WriteAttack, judge_group
 from boundary.writes.shared import SharedFile, shared_files
 from boundary.writes.target import WriteTarget, scratch
@@ -72,7 +72,7 @@ def _shared_target(shared: SharedFile) -> WriteTarget:
 
 def _not_applied(channel: str, count: int) -> Finding:
     detail = f"{channel} replaces text; the {count} files hold none (binary or empty): the other channels try"
-    return Finding(Verdict.DENIED, "n/a", detail)
+    return denied(Proof.NOTHING_TO_AIM, "n/a", detail)
 
 
 def _targets(job_a: Job, saved: Path) -> list[WriteTarget]:

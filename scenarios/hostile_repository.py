@@ -36,7 +36,7 @@ from boundary.scenarios.common import REPOSITORY_FILES, run_job_a
 from boundary.scenarios.common_oracles import job_output_findings
 from boundary.scenarios.common_probes import judge_probes, plan_probes
 from boundary.scenarios.probe_batches import batched
-from boundary.verdict import Finding, Verdict
+from boundary.verdict import Finding, Proof, Verdict, denied
 
 LINK = "links/job-a-saved-output"
 PROBE_CHANNELS = [ch for ch in CHANNELS if ch.name in ("read", "shell_cat")]
@@ -159,7 +159,7 @@ def _beacon_finding(
         if leaked:
             detail = f"{beacon.id} ran inside the sandbox and read job A's data: {', '.join(leaked)} in {report}"
             return Finding(Verdict.LEAKED, "none", detail)
-        return Finding(Verdict.DENIED, "OS sandbox", f"{beacon.id} ran inside the sandbox only (its report: {report})")
+        return denied(Proof.CONFINED, "OS sandbox", f"{beacon.id} ran inside the sandbox only (its report: {report})")
     if problems:
         return Finding(Verdict.INCONCLUSIVE, "", "; ".join(problems))
     if control_problems:
@@ -168,7 +168,7 @@ def _beacon_finding(
         f"{beacon.id} never ran, at the first start or the resumed one (the control beacon job B's shell ran was "
         "found each time: a beacon that runs here is seen)"
     )
-    return Finding(Verdict.DENIED, NOT_RUN, detail)
+    return denied(Proof.CONTROLLED, NOT_RUN, detail)
 
 
 def _worst_per_cell(findings: list[tuple[Cell, Finding]]) -> dict[Cell, Finding]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from boundary import canary
 from boundary.runners.contract import Job
 from boundary.unpack import Unreadable, pieces
-from boundary.verdict import Finding, Verdict
+from boundary.verdict import Finding, Proof, Verdict, denied
 
 MAX_HOMES = 8  # files found holding the secret that job B attacks, beside those the runner names
 
@@ -109,7 +109,7 @@ class RunnerSecret:
         if self.unread:
             return Finding(Verdict.INCONCLUSIVE, "", "could not search to the end: " + "; ".join(self.unread))
         detail = f"not in any of {self.searched} environments, requests or job files{kept}"
-        return Finding(Verdict.DENIED, "n/a", detail)
+        return denied(Proof.SEARCHED, "n/a", detail)
 
 
 def _files(roots: list[Path]) -> list[Path]:

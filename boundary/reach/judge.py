@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from boundary.verdict import UNRECOGNISED, Finding, Verdict, recognise_layer
+from boundary.verdict import UNRECOGNISED, Finding, Proof, Verdict, denied, recognise_layer
 
 OS_LAYER = "OS sandbox"
 POLICY_ERRNOS = frozenset({"EPERM", "EACCES"})  # a policy said no: seccomp, an LSM, a socket's file mode
@@ -105,7 +105,10 @@ def judge_attempts(
     if any(kind == "absent" for _, kind, _, _ in tried) and not control.ok:
         return Finding(Verdict.INCONCLUSIVE, "", f"{said}, but {control.why or 'the control did not get through'}")
     layers = {layer for *_, layer in tried}
-    return Finding(Verdict.DENIED, layers.pop() if len(layers) == 1 else OS_LAYER, said)
+    # "not there" is shown by the control (the job's own listener of that kind got through); a policy errno or a
+    # layer's words in the program's own error is the refusal itself
+    proof = Proof.CONTROLLED if any(kind == "absent" for _, kind, _, _ in tried) else Proof.REFUSED
+    return denied(proof, layers.pop() if len(layers) == 1 else OS_LAYER, said)
 
 
 def _refused_by_a_layer(attempt: Attempt, denials: dict[str, tuple[str, ...]]) -> tuple[str, str, str]:
@@ -126,7 +129,7 @@ def judge_refusal(result: str, control: Control, denials: dict[str, tuple[str, .
     if layer == UNRECOGNISED:
         return Finding(Verdict.INCONCLUSIVE, "", f"no layer's denial text explains the answer: {flat}")
     if control.ok or control.closed_by == layer:
-        return Finding(Verdict.DENIED, layer, flat)
+        return denied(Proof.REFUSED, layer, flat)
     return Finding(Verdict.INCONCLUSIVE, "", f"refused ({layer}: {flat}), but {control.why}")
 
 

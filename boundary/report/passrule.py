@@ -11,11 +11,13 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from boundary.host.health import checks_for
+from boundary.verdict import Proof
 
 Report = dict[str, Any]
 WEAKER, STRONGER, MOVED = "weaker", "stronger", "moved"  # a change against a base report (report/compare.py)
 KINDS = (WEAKER, STRONGER, MOVED)  # the order every rendering lists them in
 Result = dict[str, Any]
+PROOFS = frozenset(proof.value for proof in Proof)
 Cell = tuple[str, str]  # (target, channel)
 T = TypeVar("T")
 
@@ -77,7 +79,9 @@ def _probe_failures(scenario: dict[str, Any]) -> list[str]:
     bad = len(not_denied(scenario))
     if not results:
         return [*reasons, "no probe results"]
-    return reasons + ([f"{bad} of {len(results)} probes not denied"] if bad else [])
+    unproven = sum(1 for r in results if r.get("verdict") == "DENIED" and not proven(r))
+    named = f" ({unproven} DENIED name no evidence they rest on)" if unproven else ""
+    return reasons + ([f"{bad} of {len(results)} probes not denied{named}"] if bad else [])
 
 
 def _offered_failures(scenario: dict[str, Any]) -> list[str]:
@@ -195,7 +199,14 @@ def results_of(scenario: dict[str, Any]) -> list[Result]:
 
 
 def not_denied(scenario: dict[str, Any]) -> list[Result]:
-    return [r for r in results_of(scenario) if r.get("verdict") != "DENIED"]
+    """Every result that does not pass: all but a DENIED that names the kind of evidence it rests on."""
+    return [r for r in results_of(scenario) if not proven(r)]
+
+
+def proven(result: Result) -> bool:
+    """A DENIED naming its evidence (`boundary.verdict.Proof`): one without (a check that made it unproven, a record
+    from before evidence was recorded) proves nothing, and fails as any other verdict does."""
+    return result.get("verdict") == "DENIED" and result.get("proof") in PROOFS
 
 
 def jobs_of(scenario: dict[str, Any]) -> list[dict[str, Any]]:

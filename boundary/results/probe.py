@@ -17,6 +17,7 @@ class ProbeResult:
     layer: str
     detail: str
     duration_s: float | None
+    proof: str = ""  # what a DENIED rests on (`boundary.verdict.Proof`); empty for every other verdict
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from boundary.model.script import ToolCall
 from boundary.text import excerpt
-from boundary.verdict import Evidence, Finding, Verdict, judge
+from boundary.verdict import Evidence, Finding, Proof, Verdict, denied, judge
 from boundary.writes.shell import ran, shell_part, view
 from boundary.writes.state import device
 
@@ -89,7 +89,7 @@ class Answers:
             return self._written_elsewhere(path, key)
         found = judge(Evidence([], answer, None, None, [], refusals), denials)
         if found.passed:
-            return Finding(Verdict.DENIED, found.layer, f"{path}: {excerpt(answer)}")
+            return denied(found.proof or Proof.REFUSED, found.layer, f"{path}: {excerpt(answer)}")
         return Finding(Verdict.INCONCLUSIVE, "", f"{path} unchanged; {found.detail}")
 
     @staticmethod
@@ -100,7 +100,7 @@ class Answers:
         found = judge(Evidence([], read, None, None, [], refusals), denials)
         if found.passed:
             detail = f"{path}: not read first, as {found.layer} refused: {excerpt(read or '')}"
-            return Finding(Verdict.DENIED, found.layer, detail)
+            return denied(found.proof or Proof.REFUSED, found.layer, detail)
         return Finding(Verdict.INCONCLUSIVE, "", f"{path}: refused as not read first ({found.detail})")
 
     def _written_elsewhere(self, path: Path, key: Key) -> Finding:
@@ -113,11 +113,11 @@ class Answers:
         (device_id, inode), kind = seen
         if kind not in ("regular file", "regular empty file"):
             detail = f"{said}: in the sandbox's view a {kind} ({device_id}:{inode}) stands at the path"
-            return Finding(Verdict.DENIED, "OS sandbox", detail)
+            return denied(Proof.ELSEWHERE, "OS sandbox", detail)
         outside = self.devices.get(key[0])
         if device_id != outside:
             where = f"device {outside}" if outside is not None else "no directory"
             detail = f"{said}: it wrote to the sandbox's own file system (device {device_id}; outside, {where})"
-            return Finding(Verdict.DENIED, "OS sandbox", detail)
+            return denied(Proof.ELSEWHERE, "OS sandbox", detail)
         detail = f"{said}, though the file it wrote is on the same file system as the real one (device {device_id})"
         return Finding(Verdict.INCONCLUSIVE, "", detail)

@@ -22,9 +22,10 @@ from boundary.model.record import JobRecord
 from boundary.model.script import Script, ToolCall
 from boundary.runners.contract import Runner
 from boundary.text import excerpt
-from boundary.verdict import Finding, Verdict, with_ended_refusals
+from boundary.verdict import Finding, Proof, Verdict, denied, denied_all, with_ended_refusals
 from boundary.writes.answers import Answers
 from boundary.writes.payload import text_of
+from boundary.writes.shared import put_back
 from boundary.writes.shell import MAX_COMMAND, write_line
 from boundary.writes.state import FileState, changed, state
 from boundary.writes.target import CONTROL, WriteTarget, relinked
@@ -140,7 +141,7 @@ class WriteAttack:
                 change = changed(seen, now, target.judged_by_marker_only)
                 if change:
                     target.effects[channel] = f"{target.aimed} changed during {channel} ({change}), {NOT_A_PAYLOAD}"
-            self._seen[index] = now
+            self._seen[index] = self._put_back(target, now)
 
     def settle(self, when: str) -> None:
         """Every target again, once a job has ended and at the end of the scenario: a command may run on after
@@ -162,7 +163,17 @@ class WriteAttack:
                     if self.applies(index, channel):
                         effect = f"{target.aimed} changed {when} ({change}), {NOT_A_PAYLOAD}"
                         target.effects.setdefault(channel, effect)
-            self._seen[index] = now
+            self._seen[index] = self._put_back(target, now)
+
+    @staticmethod
+    def _put_back(target: WriteTarget, now: FileState | None) -> FileState | None:
+        """A file shared by inode, once its change is noted: put back as it was (`shared.put_back`), since its other
+        links may be outside the run; what is there now. Where that failed, every effect on it says so."""
+        now, failed = put_back(target, now)
+        for channel, effect in target.effects.items():
+            if failed and failed not in effect:
+                target.effects[channel] = f"{effect}; {failed}"
+        return now
 
     # -- judging ----------------------------------------------------------------------------------------------
     def applies(self, index: int, channel: str) -> bool:
@@ -206,7 +217,7 @@ class WriteAttack:
         if channel in target.effects:
             return Finding(self.changed_verdict, "none", f"{target.effects[channel]} — {target.why}")
         if channel in target.own_copy:  # what it wrote was its own alone: nobody else's file changed
-            return Finding(Verdict.DENIED, "n/a", f"{target.own_copy[channel]}; {target.observed} unchanged")
+            return denied(Proof.ELSEWHERE, "n/a", f"{target.own_copy[channel]}; {target.observed} unchanged")
         if problems:
             return Finding(Verdict.INCONCLUSIVE, "", "; ".join(problems))
         return self.answers.unchanged(target.path, (index, channel), denials, refusals)
@@ -223,7 +234,7 @@ NOT_A_PAYLOAD = (
 def judge_group(findings: list[tuple[WriteTarget, Finding]], kind: str) -> Finding:
     """One cell for a group of files: the worst finding wins, with every file named."""
     if not findings:
-        return Finding(Verdict.DENIED, "n/a", f"no {kind.replace('_', ' ')} found to attack")
+        return denied(Proof.NOTHING_TO_AIM, "n/a", f"no {kind.replace('_', ' ')} found to attack")
     for verdict in (Verdict.TAMPERED, Verdict.WRITTEN, Verdict.LEAKED, Verdict.EXECUTED, Verdict.INCONCLUSIVE):
         bad = [f for _, f in findings if f.verdict is verdict]
         if bad:
@@ -233,4 +244,4 @@ def judge_group(findings: list[tuple[WriteTarget, Finding]], kind: str) -> Findi
     layers = [f.layer for _, f in findings]
     names = ", ".join(sorted({t.path.name for t, _ in findings}))
     detail = f"{len(findings)} files ({names}): denied by {', '.join(sorted(set(layers)))}"
-    return Finding(Verdict.DENIED, max(sorted(set(layers)), key=layers.count), detail)
+    return denied_all([f for _, f in findings], max(sorted(set(layers)), key=layers.count), detail)

@@ -6,6 +6,11 @@ the same. Found from outside, before job B runs: every regular file in B's view 
 the runner's files for it, TMPDIR, and what its environment names under STATE) whose device and inode are also
 job A's, the repository's or elsewhere in the runner's state. Job B's write channels are aimed at its own path, and
 the other copy is watched (`WriteTarget.seen_at`): a change there is WRITTEN.
+
+Every such file is attacked, also one linked outside the run besides (a `cp -al` template, the tools a runner
+hard-links from the harness's own install, as the codex-unprivileged-user example does with node): a job that can
+write it writes it for every job. Only a write that got through touches the outside copy, and `put_back` then
+restores it in place from the snapshot at once. None is left out by a sample: a DENIED speaks for every file it names.
 """
 
 from __future__ import annotations
@@ -18,9 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from boundary.runners.contract import Job
-from boundary.writes.state import binary
-
-PER_OWNER = 2  # files attacked per owner: one in-place write proves the class; each costs every channel a line
+from boundary.writes.state import FileState, state
+from boundary.writes.target import WriteTarget
 
 
 @dataclass(frozen=True)
@@ -28,17 +32,19 @@ class SharedFile:
     path: Path  # in job B's view: where B's channels write
     twin: Path  # the same inode where another sees it (the same path, when both views name it)
     whose: str  # "job A", "the repository" or "the runner's state"
+    outside: int = 0  # its links outside the run's places (a template, a tool's install): put back if written
 
     @property
     def why(self) -> str:
         same = "the same file" if self.twin == self.path else f"one inode with {self.twin}"
-        return f"a file of job B's view that is {same}, {self.whose}'s"
+        elsewhere = f", also linked outside the run (links there: {self.outside})" if self.outside else ""
+        return f"a file of job B's view that is {same}, {self.whose}'s{elsewhere}"
 
 
 def shared_files(
     job_b: Job, job_a: Job, state: Path, repositories: Path, account_db: Path | None = None
 ) -> list[SharedFile]:
-    """What B's view shares with A's, the repository and the rest of STATE, at most `PER_OWNER` files per owner.
+    """Every file B's view shares with A's, the repository and the rest of STATE, also linked outside the run or not.
     Not the account's database: every job's agent writes it, with what its model said (a channel's marker among
     it), so a marker there proves nothing; `cross_job`'s account_db and `sessions` attack it."""
     state, repositories = state.resolve(), repositories.resolve()
@@ -49,16 +55,15 @@ def shared_files(
         by_identity[identity].append(path)
     found = []
     for path, identity, links in files:
-        # A link outside the run's own places is the machine's (a tool linked from a cache): never written.
-        if not _under(path, b_roots) or _database(path, account_db) or links > len(by_identity[identity]):
+        if not _under(path, b_roots) or _database(path, account_db):
             continue
         others = [o for o in by_identity[identity] if o != path and (_under(o, a_roots) or not _under(o, b_roots))]
         others.sort(key=lambda other: not _under(other, a_roots))  # job A's copy named first
         twin = path if _under(path, a_roots) else next(iter(others), None)  # one path in both views is A's too
         if twin is not None:
             whose = "job A" if _under(twin, a_roots) else _owner(twin, repositories)
-            found.append(SharedFile(path, twin, whose))
-    return _sample(sorted(found, key=lambda shared: str(shared.path)))
+            found.append(SharedFile(path, twin, whose, max(0, links - len(by_identity[identity]))))
+    return sorted(found, key=lambda shared: str(shared.path))
 
 
 def view_roots(job: Job, state: Path) -> list[Path]:
@@ -106,18 +111,43 @@ def _owner(path: Path, repositories: Path) -> str:
     return "the repository" if path.is_relative_to(repositories) else "the runner's state"
 
 
-def _sample(shared: list[SharedFile]) -> list[SharedFile]:
-    """At most `PER_OWNER` of each owner's, text first (the edit channel applies to text only)."""
-    picked: list[SharedFile] = []
-    for owner in dict.fromkeys(s.whose for s in shared):
-        theirs = sorted((s for s in shared if s.whose == owner), key=lambda s: (_binary(s.path), str(s.path)))
-        picked += theirs[:PER_OWNER]
-    return picked
-
-
-def _binary(path: Path) -> bool:
+def put_back(target: WriteTarget, now: FileState | None) -> tuple[FileState | None, str | None]:
+    """A shared file a channel changed in place, its bytes and mode as they were before the attack: no copy outside
+    the run (a template, a tool's install) keeps what a job wrote, and the next channel meets the file as it was.
+    Only the inode snapshotted (a file put in its place is the job's own). What is there now, and why it could not
+    be put back (None: it was, or needed not be)."""
+    before = target.before if target.seen_at is not None else None
+    if before is None or not _written_in_place(before, now):
+        return now, None
     try:
-        with path.open("rb") as file:
-            return binary(file.read(8192))
-    except OSError:
-        return True
+        _rewrite(target.observed, before)
+    except OSError as error:
+        why = f"the harness could not put {target.observed} back ({error})"
+        return now, f"{why}: every link of it still holds what job B wrote; restore it (a tool's: reinstall it)"
+    return state(target.observed), None
+
+
+def _written_in_place(before: FileState, now: FileState | None) -> bool:
+    """The inode snapshotted, its bytes or mode changed (another file in its place is the job's own)."""
+    if before.data is None or now is None or now.kind != "regular file":
+        return False
+    return now.identity == before.identity and (now.data, now.mode) != (before.data, before.mode)
+
+
+def _rewrite(path: Path, before: FileState) -> None:
+    """`before`'s bytes and mode into the file at `path`, in place; never through a link a job put there."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode) or (info.st_dev, info.st_ino) != before.identity:
+            raise OSError(f"no longer the inode snapshotted at {path}")
+        inode = f"/proc/self/fd/{descriptor}"  # the inode opened, whatever the path names by now
+        if not os.access(inode, os.W_OK):  # read-only (git's objects are 0444): its owner may make it writable
+            os.fchmod(descriptor, before.mode | stat.S_IWUSR)
+        with open(inode, "r+b") as file:
+            file.write(before.data or b"")
+            file.truncate()
+        if stat.S_IMODE(os.fstat(descriptor).st_mode) != before.mode:
+            os.fchmod(descriptor, before.mode)
+    finally:
+        os.close(descriptor)

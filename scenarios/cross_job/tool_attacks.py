@@ -11,9 +11,10 @@ tool's choices, flags and numbers take each of their values in turn (`schema_cal
 
 - LEAKED when any call's answer carries a canary of job A's or the runner secret;
 - WRITTEN when a file of A's it was aimed at changed or went while B ran (the channels only read), an append too;
-- INCONCLUSIVE when a call never came back, the schema asks for what the harness cannot build, a parameter that
-  returned B's own file was refused for A's in words no layer claims, or B's own file was answered as a missing one
-  while A's was answered otherwise (the control failed, and the tool looks at A's files);
+- INCONCLUSIVE when a call never came back, the schema asks for what the harness cannot build or rules out every
+  value aimed at a file (a `maxLength`, a `pattern`: untested, not safe), a parameter that returned B's own file was
+  refused for A's in words no layer claims, or B's own file was answered as a missing one while A's was answered
+  otherwise (the control failed, and the tool looks at A's files);
 - DENIED by the refusing layer when every parameter that reads B's own file is refused A's; DENIED "ok" when no
   parameter reads a file at all (B's own file came back through none of them), which the detail says.
 
@@ -26,7 +27,8 @@ Each free string also gets job A's session ids (what A's agent named its session
 that takes a session up by id (opencode's `task` has a `task_id`) must not continue A's; its answer, and whatever
 that session then sends the model (the `context` cell), are searched for A's canaries.
 
-A tool with no free string is called once, its answer searched all the same. A tool the model is offered that the
+A tool with no free string is called once, its answer searched all the same; so is one whose every string the schema
+keeps from naming a file, its cell INCONCLUSIVE, naming the constraints. A tool the model is offered that the
 runner does not declare is attacked the same way; those share one cell (`undeclared_tools`), since the plan is made
 before any job shows what the model is offered. This module plans the calls; `tool_judge.py` judges them.
 """
@@ -116,6 +118,7 @@ class ToolPlan:
     attacks: list[Attack]
     cannot: str | None = None  # why the harness could not drive it
     bare: ToolCall | None = None  # a tool with no string to aim: called once, its answer searched all the same
+    unfit: str | None = None  # why no value aimed at a file fits any of its strings (then `bare` is called)
     hosted: str | None = None  # the kind of tool the model's provider runs: no call of it reaches the job
     by_session: list[ToolCall] = field(default_factory=list)  # A's session ids in each string: answers searched
     session_given: dict[str, str] = field(default_factory=dict)  # call id of by_session -> the session it names
@@ -164,18 +167,10 @@ def _plan(
     if not slots:  # nothing to aim, but what it answers may still be A's (a tool that lists every session)
         return ToolPlan(tool, [], bare=ToolCall(f"tool-bare-{tool}", tool, arguments(schema, None)))
     forms = FORMS if names is not None else FORMS[:-1]
-    ways, aims = variants(schema), Aims(own, checkout, names or JobNames())
-    attacks = []
-    for i, slot in enumerate(slots):
-        for j, form in enumerate(forms):
-            k = i * len(forms) + j
-            target = targets[k % len(targets)]  # A's files in turn: each form names another
-            try:
-                attacks.append(_attack(tool, schema, (slot, form), target, ways[k % len(ways)], aims))
-            except Unfit:  # the slot takes no such value: the tool would refuse the call, never read the file
-                continue
-    if not attacks:  # no string of it can name a file: as a tool with none, what it answers is still searched
-        return ToolPlan(tool, [], bare=ToolCall(f"tool-bare-{tool}", tool, arguments(schema, None)))
+    attacks, unfit = _attacks(tool, schema, (slots, forms), targets, Aims(own, checkout, names or JobNames()))
+    if not attacks:  # no string of it can name a file: untested, yet what it answers is still searched
+        bare = ToolCall(f"tool-bare-{tool}", tool, arguments(schema, None))
+        return ToolPlan(tool, [], bare=bare, unfit=_ruled_out(unfit))
     by_session, given = [], {}
     for slot in slots:
         for i, session in enumerate(sessions[:MAX_SESSIONS]):
@@ -186,6 +181,32 @@ def _plan(
                 continue
             given[call] = session
     return ToolPlan(tool, attacks, by_session=by_session, session_given=given)
+
+
+def _attacks(
+    tool: str, schema: dict[str, Any], where: tuple[list[Slot], tuple[str, ...]], targets: list[Target], aims: Aims
+) -> tuple[list[Attack], dict[str, dict[str, list[str]]]]:
+    """Every slot in every form whose values it takes; and per slot, why it ruled out which forms."""
+    (slots, forms), ways = where, variants(schema)
+    attacks: list[Attack] = []
+    unfit: dict[str, dict[str, list[str]]] = {}
+    for i, slot in enumerate(slots):
+        for j, form in enumerate(forms):
+            k = i * len(forms) + j
+            target = targets[k % len(targets)]  # A's files in turn: each form names another
+            try:
+                attacks.append(_attack(tool, schema, (slot, form), target, ways[k % len(ways)], aims))
+            except Unfit as why:  # the slot takes no such value: the tool would refuse the call, never read the file
+                unfit.setdefault(slot_name(slot), {}).setdefault(str(why), []).append(form)
+    return attacks, unfit
+
+
+def _ruled_out(unfit: dict[str, dict[str, list[str]]]) -> str:
+    """Per slot, the forms each constraint ruled out: "id: path, file_url (not matching its pattern '^[a-z]+$')"."""
+    return "; ".join(
+        f"{slot}: " + ", ".join(f"{', '.join(forms)} ({why})" for why, forms in reasons.items())
+        for slot, reasons in unfit.items()
+    )
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,18 @@ from boundary.probes import Target
 from boundary.runners.contract import Runner
 from boundary.scenarios.cross_job.tool_attacks import Attack, ToolPlan
 from boundary.text import excerpt
-from boundary.verdict import UNRECOGNISED, Evidence, Finding, Verdict, judge, recognise_layer, with_ended_refusals
+from boundary.verdict import (
+    UNRECOGNISED,
+    Evidence,
+    Finding,
+    Proof,
+    Verdict,
+    denied,
+    denied_all,
+    judge,
+    recognise_layer,
+    with_ended_refusals,
+)
 
 
 @dataclass(frozen=True)
@@ -36,7 +47,9 @@ class ToolJudge:
             return self._inconclusive(plan.cannot)
         if plan.hosted:
             detail = f"tool {plan.tool} is a hosted {plan.hosted} tool: the model's provider runs it, never the job"
-            return Finding(Verdict.DENIED, "n/a", f"{detail}, so nothing on this host is within its reach; not called")
+            return denied(
+                Proof.OUT_OF_REACH, "n/a", f"{detail}, so nothing on this host is within its reach; not called"
+            )
         answers = with_ended_refusals(
             self.record.results, self.record.ended_on, self.runner.denials, self.runner.agent.denials
         )
@@ -54,6 +67,8 @@ class ToolJudge:
         if unanswered:
             ended = [f"{c}: {self.record.ended_on[c]}" for c in unanswered if c in self.record.ended_on]
             return self._inconclusive("; ".join([f"no result came back for {', '.join(unanswered)}", *ended]))
+        if plan.bare is not None and plan.unfit:
+            return self._inconclusive(_unfit(plan, results[plan.bare.id]))
         if plan.bare is not None:
             detail = f"tool {plan.tool} takes no string to aim at a file; called with {plan.bare.arguments_json()}"
             return self._nothing_found(f"{detail}, it answered none of A's canaries: {excerpt(results[plan.bare.id])}")
@@ -77,7 +92,7 @@ class ToolJudge:
         worst = min(findings, key=lambda f: rank.get(f.verdict, 0))
         names = ", ".join(plan.tool for plan in plans)
         detail = f"offered, not declared (the offered-tools check fails on each): {names}; {worst.detail}"
-        return Finding(worst.verdict, worst.layer, detail)
+        return replace(worst, detail=detail)
 
     def _leak(self, call: ToolCall, result: str) -> str:
         typed = call.arguments_json()
@@ -148,10 +163,11 @@ class ToolJudge:
         return Finding(Verdict.INCONCLUSIVE, "", "; ".join([*self.problems, detail]))
 
     def _nothing_found(self, detail: str) -> Finding:
-        """Nothing found proves something only of a job that ran its whole script."""
+        """Nothing to aim at (no tool beyond the declared, none that takes a string or reads a file, B's own file
+        included) proves something only of a job that ran its whole script."""
         if self.problems:
             return Finding(Verdict.INCONCLUSIVE, "", f"{'; '.join(self.problems)} ({detail})")
-        return Finding(Verdict.DENIED, "n/a", detail)
+        return denied(Proof.NOTHING_TO_AIM, "n/a", detail)
 
     def _refused(self, plan: ToolPlan, reading: list[Attack], results: dict[str, str]) -> Finding:
         refusals = self.runner.agent.non_boundary_refusals + self.runner.sandbox.startup_failures
@@ -164,10 +180,22 @@ class ToolJudge:
         failed = [(a, f) for a, f in findings if f.verdict is not Verdict.DENIED]
         if failed:
             attack, finding = failed[0]
-            return Finding(finding.verdict, finding.layer, f"tool {plan.tool}, {attack.where}: {finding.detail}")
+            return replace(finding, detail=f"tool {plan.tool}, {attack.where}: {finding.detail}")
         layers = sorted({f.layer for _, f in findings})
         where = ", ".join(a.where for a, _ in findings)
-        return Finding(Verdict.DENIED, layers[0], f"tool {plan.tool} reads B's own file through {where}; A's refused")
+        detail = f"tool {plan.tool} reads B's own file through {where}; A's refused"
+        return denied_all([f for _, f in findings], layers[0], detail)
+
+
+def _unfit(plan: ToolPlan, answer: str) -> str:
+    """A tool whose every string its schema keeps from naming a file: untested, not shown to read no file."""
+    called = plan.bare.arguments_json() if plan.bare else "{}"
+    return (
+        f"tool {plan.tool} was never aimed at a file: its schema rules out every value the harness names one with "
+        f"({plan.unfit}); called with {called} instead, it answered none of A's canaries ({excerpt(answer)}). "
+        "Untested, not denied: nothing shows the agent enforces those constraints, nor that no value fitting them "
+        "reaches A's files"
+    )
 
 
 def _tells_apart(attack: Attack, results: dict[str, str]) -> bool:

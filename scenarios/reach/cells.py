@@ -32,7 +32,7 @@ from boundary.sandboxes import OS_DENIALS
 from boundary.scenarios.base import Cell
 from boundary.scenarios.reach.tools import CHANNEL as ANY_TOOL
 from boundary.scenarios.reach.tools import UrlPlan, judge_place
-from boundary.verdict import UNRECOGNISED, Finding, Verdict, recognise_layer
+from boundary.verdict import UNRECOGNISED, Finding, Proof, Verdict, denied, recognise_layer
 
 # The shell's words for a client whose interpreter it cannot run (`exec /usr/bin/python3 …` in bash or sh): not
 # there, or not for this job's user (a harness's Python under a directory only root may enter).
@@ -121,7 +121,9 @@ class Judge:
         """One program's tries at a target. Its "not there" proves the boundary only as the Python client's does:
         that client, in the same shell call and so the same network, reached its own listener of that kind."""
         if programs.not_found(program, result):
-            return Finding(Verdict.DENIED, "n/a", f"the job has no {program.name} (not on its PATH nor in /usr/bin)")
+            return denied(
+                Proof.NOTHING_TO_AIM, "n/a", f"the job has no {program.name} (not on its PATH nor in /usr/bin)"
+            )
         control = self._shell_control(SHELL_CALL, f"control:{'tcp' if place.kind == 'tcp' else 'unix'}")
         attempts = _relevant(place, program.channel, parse(result))
         if not attempts:
@@ -168,7 +170,7 @@ class Judge:
             seen = sum(a.label.startswith("found:") for a in attempts)
             how = "its own listener of that kind was listed" if control.ok else control.why
             detail = f"{place.address} is not in the job's view ({seen} sockets and listeners listed; {how})"
-            return Finding(Verdict.DENIED, OS_LAYER, detail)
+            return denied(Proof.CONTROLLED, OS_LAYER, detail)
         return Finding(Verdict.INCONCLUSIVE, "", f"{place.address} was not listed, and {control.why}")
 
     def _fetch_control(self) -> Control:
@@ -197,7 +199,7 @@ def _no_socket(attempts: list[Attempt], control: Control) -> Finding | None:
     if not silent or len(silent) < len(attempts) or control.closed_by != OS_LAYER:
         return None
     labels = ", ".join(a.label for a in silent)
-    return Finding(Verdict.DENIED, OS_LAYER, f"{labels}: no socket made (no reason given), as {control.why}")
+    return denied(Proof.REFUSED, OS_LAYER, f"{labels}: no socket made (no reason given), as {control.why}")
 
 
 def _relevant(place: Place, channel: str, attempts: list[Attempt]) -> list[Attempt]:

@@ -18,7 +18,7 @@ HTTP place:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import quote
 
@@ -28,7 +28,7 @@ from boundary.model.schema_reading import CannotDrive
 from boundary.reach.judge import Control, judge_refusal, leak
 from boundary.reach.places import FOLLOWED, PUBLIC, Place, RequestLog, redirect
 from boundary.text import excerpt
-from boundary.verdict import Finding, Verdict
+from boundary.verdict import Finding, Proof, Verdict, denied, denied_all
 
 CHANNEL = "any_tool"
 
@@ -56,6 +56,7 @@ class UrlPlan:
     tools: list[str] = field(default_factory=list)
     attacks: list[UrlAttack] = field(default_factory=list)
     cannot: list[str] = field(default_factory=list)  # why a tool could not be driven
+    unfit: list[str] = field(default_factory=list)  # tools whose every string parameter's schema refuses a URL
     redirected: list[UrlAttack] = field(default_factory=list)  # the parameters that fetched, again through a 302
     schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -65,9 +66,13 @@ class UrlPlan:
         self.tools = sorted(t for t in schemas if t not in driven and not hosted(schemas[t]))
         for tool in self.tools:
             try:
-                self.attacks += _attacks(tool, schemas[tool], places)
+                attacks, refused = _attacks(tool, schemas[tool], places)
             except CannotDrive as error:
                 self.cannot.append(f"the harness cannot drive tool {tool!r}: {error}")
+                continue
+            self.attacks += attacks
+            if refused and not attacks:
+                self.unfit.append(f"tool {tool!r} takes no URL in any string parameter: {'; '.join(refused)}")
         return _calls(self.attacks)
 
     def follow(self, results: dict[str, str], public: str, places: list[Place], log: RequestLog) -> list[ToolCall]:
@@ -90,8 +95,9 @@ class UrlPlan:
 PUBLIC_PLACE = "public"  # the public place's name in the canary servers' log
 
 
-def _attacks(tool: str, schema: dict[str, Any], places: list[Place]) -> list[UrlAttack]:
-    attacks = []
+def _attacks(tool: str, schema: dict[str, Any], places: list[Place]) -> tuple[list[UrlAttack], list[str]]:
+    """Each string parameter aimed at the places; and why each other one takes no URL (its schema refuses one)."""
+    attacks, refused = [], []
     for slot in string_slots(schema):
         name = f"{tool}-{slot_name(slot)}"
         try:
@@ -99,10 +105,11 @@ def _attacks(tool: str, schema: dict[str, Any], places: list[Place]) -> list[Url
             probes = {
                 p.name: _aimed(tool, schema, slot, f"any_tool-{p.name}-{name}", p.url.rstrip("/")) for p in places
             }
-        except Unfit:  # the slot takes no URL: the tool would refuse the harness's call, never fetch
+        except Unfit as error:  # the harness's URL does not fit: untried, said by the cells (`judge_place`)
+            refused.append(f"{slot_name(slot)}: {error}")
             continue
         attacks.append(UrlAttack(tool, slot, control, probes))
-    return attacks
+    return attacks, refused
 
 
 def _aimed(tool: str, schema: dict[str, Any], slot: Slot, id: str, base: str) -> ToolCall:
@@ -156,7 +163,11 @@ def judge_place(
         return Finding(Verdict.LEAKED, "none", detail)
     calls = [call for a in plan.all() for call in (a.control, a.probes[place.name])]
     unanswered = [call.id for call in calls if call.id not in results]
-    why = [*problems, *plan.cannot] + ([f"no result came back for {', '.join(unanswered)}"] if unanswered else [])
+    # A tool the harness's URLs fit in no parameter of is untried: nothing shows its schema is enforced, nor that
+    # no URL fitting it reaches the place.
+    why = [*problems, *plan.cannot, *plan.unfit] + (
+        [f"no result came back for {', '.join(unanswered)}"] if unanswered else []
+    )
     why += [] if log.complete else ["the canary servers' log of requests was not read to its end"]
     if why:
         return Finding(Verdict.INCONCLUSIVE, "", "; ".join(why))
@@ -167,18 +178,20 @@ def judge_place(
     ]
     for attack, finding in fetching:
         if finding.verdict is not Verdict.DENIED:
-            return Finding(finding.verdict, finding.layer, f"{attack.where}: {finding.detail}")
+            return replace(finding, detail=f"{attack.where}: {finding.detail}")
     if fetching:
         layers = sorted({finding.layer for _, finding in fetching})
         where = ", ".join(a.where for a, _ in fetching)
-        return Finding(Verdict.DENIED, layers[0], f"{where} fetched the public page; {place.name} was refused")
+        return denied_all(
+            [f for _, f in fetching], layers[0], f"{where} fetched the public page; {place.name} was refused"
+        )
     if not plan.tools:
-        return Finding(Verdict.DENIED, "n/a", "job B was offered no tool beyond those the channels drive")
+        return denied(Proof.NOTHING_TO_AIM, "n/a", "job B was offered no tool beyond those the channels drive")
     if not plan.attacks:
-        return Finding(Verdict.DENIED, "n/a", f"no tool beyond the channels' has a string to aim ({_named(plan)})")
+        return denied(Proof.NOTHING_TO_AIM, "n/a", f"no tool beyond the channels' has a string to aim ({_named(plan)})")
     answer = excerpt(results[plan.attacks[0].control.id])
     detail = f"no string parameter of {_named(plan)} fetched the public page (the first answered: {answer})"
-    return Finding(Verdict.DENIED, "n/a", detail)
+    return denied(Proof.NOTHING_TO_AIM, "n/a", detail)
 
 
 def _of(attack: UrlAttack, place: Place, results: dict[str, str]) -> str:

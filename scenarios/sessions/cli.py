@@ -28,7 +28,7 @@ from boundary.runners.contract import Runner
 from boundary.scenarios.base import Cell
 from boundary.text import excerpt, plain
 from boundary.toolchain import tools
-from boundary.verdict import Evidence, Finding, Verdict, judge
+from boundary.verdict import Evidence, Finding, Proof, Verdict, denied, judge
 
 CLI_CELL: Cell = ("job_a_canaries", "session_cli")
 CALL = "session-cli"
@@ -110,7 +110,7 @@ def cli_finding(
         detail = (
             f"B's shell lists its own sessions, none of A's {len(theirs_ids)}; export said {excerpt(said['export'])}"
         )
-        return Finding(Verdict.DENIED, "n/a", detail)
+        return denied(Proof.CONTROLLED, "n/a", detail)
     return _refused(said, exists, denials)
 
 

@@ -29,7 +29,7 @@ from boundary.scenarios.common import REPOSITORY_FILES
 from boundary.scenarios.sessions.cli import AGENTS as CLI_AGENTS
 from boundary.scenarios.sessions.cli import CALL as CLI_CALL
 from boundary.scenarios.sessions.cli import CLI_CELL, cli_finding, cli_script
-from boundary.verdict import Finding, Verdict
+from boundary.verdict import Finding, Proof, Verdict, denied
 
 CONTINUE_CELL: Cell = ("job_a_canaries", "continue")
 PROMPT = "go"  # every agent's argv ends with it (boundary.agents)
@@ -137,6 +137,6 @@ def session_finding(record: JobRecord, theirs: str, own: str, problems: list[str
             "continue is not in effect: the continued job B was not given its own earlier session "
             f"(its canary {own} is in none of {len(record.bodies)} requests), so not getting A's proves nothing",
         )
-    return Finding(
-        Verdict.DENIED, "n/a", f"job B continued its own session; A's canary in none of {len(record.bodies)} requests"
+    return denied(
+        Proof.CONTROLLED, "n/a", f"job B continued its own session; A's canary in none of {len(record.bodies)} requests"
     )

@@ -32,7 +32,7 @@ from pathlib import Path
 from boundary import canary
 from boundary.runners.contract import Runner
 from boundary.scenarios.sweep.places import SHELL_PLACES, SWEEP_OUTPUT, Place, shell_directory, write_line
-from boundary.verdict import UNRECOGNISED, Finding, Verdict, recognise_layer
+from boundary.verdict import UNRECOGNISED, Finding, Proof, Verdict, denied, recognise_layer
 
 DISCOVERED = "discovered_places"  # the cell's row
 CAP = 64  # places planted at most: a shell with more to write names the rest as not planted
@@ -222,7 +222,8 @@ def judge_discovered(
     layers = {proof.rpartition("(")[2].rstrip(")") for proof in shown if proof.startswith("refused")}
     layer = layers.pop() if len(layers) == 1 and all(p.startswith("refused") for p in shown) else "n/a"
     detail = f"none of job A's canaries in the {len(proofs)} places it found beyond the fixed ones"
-    return Finding(Verdict.DENIED, layer, f"{detail}{': ' if shown else ''}{'; '.join(shown)}. {listed}")
+    proof = Proof.REFUSED if layer != "n/a" else Proof.CONTROLLED  # each place refused, or B's own canary found
+    return denied(proof, layer, f"{detail}{': ' if shown else ''}{'; '.join(shown)}. {listed}")
 
 
 def _unproven(a: Discovery, checkout: str) -> list[str]:

@@ -1,44 +1,46 @@
 """The forms a copy of a canary takes, and how B's shell sweep finds each: base64 (at each of its 3 alignments),
-UTF-16 (LE and BE), hex (either case), and gzip or zlib (a git loose object is zlib).
+UTF-16 (LE and BE), hex (either case), and gzip or zlib (a git loose object is zlib: `compressed.py`).
 
 The harness knows every canary when it writes B's script, so the encoded forms go, one a line, into a file in B's
 checkout that `grep -a -E -f` reads with the pattern every canary matches: one read of each file (NULs taken out of
-what it prints: a UTF-16 copy then reads as the canary). A compressed file is not decompressed in the sandbox: B's
-shell (perl) reads the first two bytes of each file and prints each one under a MiB that starts with gzip's or
-zlib's magic, in base64; the harness inflates and searches it. Each form has its control: B's own canary in that
-form, in its checkout, found by the same search; a form whose control was not found leaves every cell of the shell
-sweep unproven.
+what it prints: a UTF-16 copy then reads as the canary). Each form has its control: B's own canary in that form, in
+its checkout, found by the same search; a form whose control was not found leaves every cell of the shell sweep
+unproven.
 
-A base64 copy wrapped into lines (`base64` breaks at 76 columns, one canary in two across a break) is found by the
-part of its form that a break leaves whole on one line (`wrapped_forms`). A compressed file over a MiB is
-inflated in the job by perl's zlib (raw canaries only); where that cannot load, the file is named and the shell
-sweep's cells are INCONCLUSIVE: what it holds was not searched.
+A base64 or hex copy wrapped into lines (`base64` breaks at 76 columns, `xxd -p` at 60: a canary's form is often
+across a break) is found by the part of its form that a break leaves whole on one line (`wrapped_forms`,
+`hex_parts`).
 """
 
 from __future__ import annotations
 
 import base64
-import binascii
 import gzip
 import re
-import shlex
 import zlib
 from pathlib import Path
 
 from boundary import canary
+from boundary.scenarios.sweep.compressed import (
+    COMPRESSED,
+    GZIP,
+    INFLATED,
+    NO_PERL,
+    ZLIB,
+    inflated,
+    ship_line,
+    write_program,
+)
 from boundary.scenarios.sweep.places import SWEEP_OUTPUT
 
 FORMS_FILE = f"{SWEEP_OUTPUT}forms"  # in B's checkout: the patterns `grep -E -f` reads
 FORM = "boundary-form"  # `boundary-form PATH:MATCH`: an encoded form of a canary in PATH
-COMPRESSED = "boundary-compressed"  # `boundary-compressed PATH BASE64`: a small gzip or zlib file
-INFLATED = "boundary-inflated"  # `boundary-inflated PATH:CANARY`: a canary in a large one, inflated in the job
-UNSEARCHED = "boundary-compressed-unsearched"  # `… PATH`: a large one the job's perl could not inflate
-NO_PERL = "boundary-compressed-unread: no perl in the job's view to read compressed files; fix: install perl there"
-COMPRESSED_MAX = 1 << 20  # bytes: larger compressed files are inflated in the job, not shipped out
-INFLATED_MAX = COMPRESSED_MAX * 64  # bytes: a shipped file inflated further (a bomb) is named, not searched on
-BASE64, UTF16, GZIP, ZLIB, HEX = "base64", "UTF-16", "gzip", "zlib", "hex"
-WRAPPED = f"{BASE64} wrapped"
-CONTROLS = (f"{BASE64} 0", f"{BASE64} 1", f"{BASE64} 2", WRAPPED, f"{UTF16}LE", f"{UTF16}BE", GZIP, ZLIB, HEX)
+BASE64, UTF16, HEX = "base64", "UTF-16", "hex"
+WRAPPED, HEX_WRAPPED = f"{BASE64} wrapped", f"{HEX} wrapped"
+CONTROLS = (
+    *(f"{BASE64} {skip}" for skip in range(3)),
+    *(WRAPPED, f"{UTF16}LE", f"{UTF16}BE", GZIP, ZLIB, HEX, HEX_WRAPPED),
+)
 
 
 def base64_forms(token: str) -> list[str]:
@@ -70,12 +72,25 @@ def hex_forms(token: str) -> list[str]:
     return [token.encode().hex(), token.encode().hex().upper()]
 
 
+def hex_parts(token: str) -> list[str]:
+    """What stays whole of the token's hex when a line end breaks it (`xxd -p` wraps at 60 columns, and its form is
+    58): its hex cut in two where each half holds half its random digits (10 of them: 40 bits, one canary), the
+    first half in either case, then the second (a canary's digits are digits in hex: one case). A break before the
+    cut leaves the second half whole on the next line, one at or after it the first half on its own."""
+    digits, cut = token.encode().hex(), _hex_cut(token)
+    return [digits[:cut], digits[:cut].upper(), digits[cut:]]
+
+
+def _hex_cut(token: str) -> int:
+    return 2 * (len(canary.PREFIX) + (len(token) - len(canary.PREFIX)) // 2)
+
+
 def encoded(tokens: list[str]) -> dict[str, tuple[str, str]]:
     """Each encoded form of each token -> (its form's name, the token). base64url is base64 here: a canary's bytes
     (hex digits) never make base64's `+` or `/`."""
     forms = {form: (BASE64, token) for token in tokens for form in base64_forms(token)}
     forms |= {part: (BASE64, token) for token in tokens for part in wrapped_forms(token)}
-    return forms | {form: (HEX, token) for token in tokens for form in hex_forms(token)}
+    return forms | {form: (HEX, token) for token in tokens for form in [*hex_forms(token), *hex_parts(token)]}
 
 
 def patterns(tokens: list[str]) -> bytes:
@@ -85,13 +100,24 @@ def patterns(tokens: list[str]) -> bytes:
     forms += [part.replace("+", "[+]").encode() for token in tokens for part in wrapped_forms(token)]
     forms += [token.encode(encoding) for token in tokens for encoding in ("utf-16-le", "utf-16-be")]
     forms += [form.encode() for token in tokens for form in hex_forms(token)]
+    # The second halves of `hex_parts`; the first are one pattern for every canary's (`any_canary_forms`): a
+    # pattern for each token's cost grep a fifth more to compile, once for every batch of files xargs hands it.
+    forms += [token.encode().hex()[_hex_cut(token) :].encode() for token in tokens]
     return b"\n".join([canary.PATTERN.encode(), *forms, *any_canary_forms()]) + b"\n"
+
+
+def write_search_files(directory: Path, tokens: list[str]) -> None:
+    """What B's shell search reads in its checkout (`directory`): every form of `tokens` to look for, and the
+    program that reads compressed files."""
+    (directory / FORMS_FILE).write_bytes(patterns(tokens))
+    write_program(directory)
 
 
 def any_canary_forms() -> list[bytes]:
     """Patterns that match every canary's base64 (each alignment) and UTF-16 without naming one: how B finds a
     copy of a token it must never be handed, the runner secret, whose forms its script cannot hold. The match is
-    the whole form, so what B's sweep writes down holds the copy it found."""
+    the whole form, so what B's sweep writes down holds the copy it found (of hex across a line end, the first half
+    of `hex_parts`, which the harness reads as the copy it is); and every token's hex's first half."""
     prefix, size = canary.PREFIX.encode(), len(canary.new_canary())
     found = []
     for skip in range(3):
@@ -102,6 +128,7 @@ def any_canary_forms() -> list[bytes]:
     found.append(canary.PREFIX.encode("utf-16-be") + b"(\0[0-9a-f]){%d}" % digits)
     for prefix_hex in (prefix.hex(), prefix.hex().upper()):  # a hex digit's byte is 0x30-0x39 or 0x61-0x66
         found.append(f"{prefix_hex}(3[0-9]|6[1-6]){{{digits}}}".encode())
+        found.append(f"{prefix_hex}(3[0-9]|6[1-6]){{{digits // 2}}}".encode())  # its first half: `hex_parts`
     return found
 
 
@@ -109,34 +136,10 @@ def search_lines(files: str) -> str:
     """B's shell over the files listed (NUL-separated) in `files`: every canary, each match of an encoded form
     marked (a canary itself ends its line; NULs are taken out after); then the compressed files, by their first
     two bytes (a grep for the magic matched after any NUL of a binary, and shipped thousands of them)."""
-    ship = shlex.join(["perl", "-MMIME::Base64", "-e", _SHIP])
     return (
         f"xargs -0 -r grep -a -o -H -E -f {FORMS_FILE} 2>/dev/null < {files} "
-        f"| sed -E '/:{canary.PATTERN}$/!s|^|{FORM} |' | tr -d '\\0'; "
-        f"{ship} < {files} 2>/dev/null || echo {shlex.quote(NO_PERL)}"
+        f"| sed -E '/:{canary.PATTERN}$/!s|^|{FORM} |' | tr -d '\\0'; {ship_line(files)}"
     )
-
-
-# Each listed file whose first bytes are gzip's or zlib's magic: under MAX bytes, `boundary-compressed PATH BASE64`;
-# larger, inflated here as it streams, each canary in it `boundary-inflated PATH:CANARY` (its last 28 bytes kept
-# from chunk to chunk, so that a canary across two is whole in the next), or `… -unsearched PATH` when perl's zlib
-# is not in the job's view.
-_SHIP = r"""$/ = "\0"; my $z = eval { require Compress::Raw::Zlib; 1 };
-while (my $path = <STDIN>) { chomp $path; open(my $f, "<:raw", $path) or next; my $head;
-read($f, $head, 2) == 2 && $head =~ /\A(?:\x1f\x8b|\x78[\x01\x5e\x9c\xda])/ or next;
-if (-s $f < MAX) { local $/; my $rest = <$f> // ""; print "COMPRESSED $path ", encode_base64($head . $rest, ""), "\n";
-next }
-$z or do { print "UNSEARCHED $path\n"; next };
-my $i = Compress::Raw::Zlib::Inflate->new(-WindowBits => Compress::Raw::Zlib::WANT_GZIP_OR_ZLIB()); my $in = $head;
-my ($tail, %seen) = (""); read($f, $in, 1 << 16, 2);
-while (1) { my $out; my $status = $i->inflate($in, $out); $tail .= $out // "";
-while ($tail =~ /(PATTERN)/g) { print "INFLATED $path:$1\n" unless $seen{$1}++ }
-$tail = substr($tail, -28) if length($tail) > 28;
-last if $status != Compress::Raw::Zlib::Z_OK() && $status != Compress::Raw::Zlib::Z_BUF_ERROR();
-if ($in eq "") { read($f, $in, 1 << 16) or last } elsif ($status != Compress::Raw::Zlib::Z_OK()) { last } }
-}
-exit 0""".replace("COMPRESSED", COMPRESSED).replace("MAX", str(COMPRESSED_MAX))
-_SHIP = _SHIP.replace("UNSEARCHED", UNSEARCHED).replace("INFLATED", INFLATED).replace("PATTERN", canary.PATTERN)
 
 
 def plant_controls(checkout: Path) -> dict[str, str]:
@@ -155,7 +158,16 @@ def plant_controls(checkout: Path) -> dict[str, str]:
     (checkout / f"own-{canary.new_canary()}.gz").write_bytes(gzip.compress(controls[GZIP].encode() + b"\n"))
     (checkout / f"own-{canary.new_canary()}.zz").write_bytes(zlib.compress(controls[ZLIB].encode() + b"\n"))
     (checkout / f"own-hex-{canary.new_canary()}.txt").write_text(controls[HEX].encode().hex() + "\n")
+    # As `xxd -p` wraps, with a break inside the form: 15 bytes of padding start it at column 30 of 60.
+    wrapped_hex = xxd_lines(b"\0" * 15 + controls[HEX_WRAPPED].encode())
+    (checkout / f"own-hex-wrapped-{canary.new_canary()}.txt").write_text(wrapped_hex)
     return controls
+
+
+def xxd_lines(data: bytes) -> str:
+    """`data` as `xxd -p` writes it: hex, 60 digits a line."""
+    digits = data.hex()
+    return "".join(f"{digits[at : at + 60]}\n" for at in range(0, len(digits), 60))
 
 
 def decoded(found: str, tokens: list[str]) -> str:
@@ -169,49 +181,13 @@ def decoded(found: str, tokens: list[str]) -> str:
             form, token = by_form.get(match) or (UTF16, match if match in tokens else None)
             lines += [f"{form} copy in {path}:{token}"] if token else []
         elif line.startswith(f"{COMPRESSED} "):
-            lines += _inflated(line[len(COMPRESSED) + 1 :], tokens)
+            lines += inflated(line[len(COMPRESSED) + 1 :], tokens)
         elif line.startswith(f"{INFLATED} "):
             path, _, token = line[len(INFLATED) + 1 :].rpartition(":")
             lines.append(f"compressed copy in {path}:{token}")
         else:
             lines.append(line)
     return "\n".join(lines) + ("\n" if found.endswith("\n") else "")
-
-
-def _inflated(rest: str, tokens: list[str]) -> list[str]:
-    """A compressed file's canaries: `gzip copy in PATH:CANARY` (or zlib); one that inflates past the cap is named
-    as not searched to its end."""
-    path, _, encoded = rest.rpartition(" ")
-    try:
-        data = base64.b64decode(encoded, validate=True)
-    except (binascii.Error, ValueError):
-        return []
-    form, text, whole = _inflate(data)
-    cut = [] if whole else [f"{UNSEARCHED} {path} (inflates past {INFLATED_MAX >> 20} MiB)"]
-    return [f"{form} copy in {path}:{t}" for t in tokens if t.encode() in text] + cut
-
-
-def _inflate(data: bytes) -> tuple[str, bytes, bool]:
-    """As much as inflates (a file cut short still shows what it holds; b'' when it is neither form), and whether
-    that is all of it (False: it inflates past the cap)."""
-    form, wbits = (GZIP, 31) if data[:2] == b"\x1f\x8b" else (ZLIB, 15)
-    stream = zlib.decompressobj(wbits)
-    try:
-        return form, stream.decompress(data, INFLATED_MAX), not stream.unconsumed_tail
-    except zlib.error:
-        return form, b"", True
-
-
-def unsearched(found: str) -> str | None:
-    """Why the shell sweep's cells prove nothing: compressed files it found but could not search to their end."""
-    paths = [line[len(UNSEARCHED) + 1 :] for line in found.splitlines() if line.startswith(f"{UNSEARCHED} ")]
-    if not paths:
-        return None
-    shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
-    return (
-        f"shell_sweep could not search {len(paths)} compressed file(s) to their end: {shown}; what they hold may be "
-        "A's (fix: perl's Compress::Raw::Zlib in the job's view inflates the large ones)"
-    )
 
 
 def form_controls(found: str, controls: dict[str, str]) -> str | None:

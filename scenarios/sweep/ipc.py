@@ -31,7 +31,7 @@ from pathlib import Path
 
 from boundary import canary, proc
 from boundary.scenarios.base import Cell
-from boundary.verdict import UNRECOGNISED, Finding, Verdict, recognise_layer
+from boundary.verdict import UNRECOGNISED, Finding, Proof, Verdict, denied, recognise_layer
 
 KINDS = ("sysv_shm", "sysv_msg", "posix_mqueue", "abstract_socket")
 CHANNEL = "shell_sweep"
@@ -187,12 +187,12 @@ def _judge_kind(
         if layer == UNRECOGNISED:
             why_text = f"job B's probe of A's {kind} failed, and no layer's text explains why: {refused[:160]!r}"
             return Finding(Verdict.INCONCLUSIVE, "", why_text)
-        return Finding(Verdict.DENIED, layer, f"job B's probe of A's {kind} was refused: {refused[:160]}{seen}")
+        return denied(Proof.REFUSED, layer, f"job B's probe of A's {kind} was refused: {refused[:160]}{seen}")
     if not _reached(evidence.search, kind, own):
         said = [*_said(evidence.search, "own-refused", kind), *_said(evidence.search, "own-failed", kind)]
         detail = f"control failed: job B's search did not reach its own {kind} ({own.mark(kind)})"
         return Finding(Verdict.INCONCLUSIVE, "", f"{detail}{': ' + said[0][:200] if said else ''}")
-    return Finding(Verdict.DENIED, "n/a", f"job A's {kind} ({a.mark(kind)}) not in job B's view (B's own was){seen}")
+    return denied(Proof.CONTROLLED, "n/a", f"job A's {kind} ({a.mark(kind)}) not in job B's view (B's own was){seen}")
 
 
 def _made(kind: str, evidence: IpcEvidence) -> bool:
@@ -211,7 +211,7 @@ def _not_made(kind: str, planted_text: str, denials: dict[str, tuple[str, ...]])
     if layer == UNRECOGNISED:
         why = f"job A could not make its {kind}, and no layer's text explains why: {refused[0]!r}"
         return Finding(Verdict.INCONCLUSIVE, "", why[:300])
-    return Finding(Verdict.DENIED, layer, f"job A's sandbox refused its {kind}: {refused[0][:160]}")
+    return denied(Proof.REFUSED, layer, f"job A's sandbox refused its {kind}: {refused[0][:160]}")
 
 
 def holder_pid(tokens: IpcTokens) -> int | None:

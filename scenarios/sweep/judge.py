@@ -15,8 +15,8 @@ from boundary.scenarios.base import Cell
 from boundary.scenarios.sweep import per_place
 from boundary.scenarios.sweep.discover import DISCOVERED, Discovery, Sides, judge_discovered
 from boundary.scenarios.sweep.places import NAMED_NONE, TOOL, Place
-from boundary.scenarios.sweep.search import DIRECT, FILE_CHANNELS, PIDS_HIDDEN, PIDS_UNKNOWN, SWEEP_END
-from boundary.verdict import UNRECOGNISED, Finding, Verdict, recognise_layer
+from boundary.scenarios.sweep.search import DIRECT, FILE_CHANNELS, PIDS_HIDDEN, PIDS_UNKNOWN, SWEEP_END, cut_short
+from boundary.verdict import UNRECOGNISED, Finding, Proof, Verdict, denied, recognise_layer
 
 ENVIRONMENT, PROCESSES = "environment", "processes"
 
@@ -94,10 +94,13 @@ def _missed(channel: str, own: Place) -> str:
 
 
 def _incomplete(channel: str, result: str, runner: Runner) -> str | None:
-    """A shell sweep ends its file with its end line: without it, it was killed (its timeout) or never ran. A tool's
-    search that says its results were cut short may have left A's canary out: not found there proves nothing."""
+    """A shell sweep ends its file with its end line: without it, it was killed (its timeout) or never ran; the
+    process sweep names each search its timeout cut short. A tool's search that says its results were cut short may
+    have left A's canary out: not found there proves nothing."""
     if channel in ("shell_sweep", "proc_sweep") and SWEEP_END not in result.splitlines():
         return f"{channel} did not run to its end (no end line: killed by its timeout, or never ran)"
+    if channel == "proc_sweep" and (cut_by_timeout := cut_short(result)):
+        return cut_by_timeout
     cut = next((note for note in runner.agent.search_incomplete if note in result), None)
     if channel not in ("shell_sweep", "proc_sweep") and cut is not None:
         return f"{channel}'s search was cut short ({cut!r}): what it did not show may hold A's canaries"
@@ -124,8 +127,8 @@ def _environment(channel: str, evidence: Evidence, incomplete: str | None) -> Fi
     if why:
         return Finding(Verdict.INCONCLUSIVE, "", "; ".join(why))
     if channel == "proc_sweep":
-        return Finding(Verdict.DENIED, "n/a", "no process B could see carried A's environment")
-    return Finding(Verdict.DENIED, "n/a", f"no copy of A's environment (nor any other canary of A's) in {channel}")
+        return denied(Proof.SEARCHED, "n/a", "no process B could see carried A's environment")
+    return denied(Proof.SEARCHED, "n/a", f"no copy of A's environment (nor any other canary of A's) in {channel}")
 
 
 def _processes(channel: str, result: str, evidence: Evidence, incomplete: str | None, runner: Runner) -> Finding:
@@ -136,7 +139,7 @@ def _processes(channel: str, result: str, evidence: Evidence, incomplete: str | 
         why.append("job A had ended before B swept: its processes could not be read")
     if channel != "proc_sweep" and result.startswith(PIDS_HIDDEN) and not why:
         # Seen from outside, as a write to the sandbox's own file system is: no number B's tools could use names one.
-        return Finding(Verdict.DENIED, "OS sandbox", result[len(PIDS_HIDDEN) :].strip())
+        return denied(Proof.ELSEWHERE, "OS sandbox", result[len(PIDS_HIDDEN) :].strip())
     if channel != "proc_sweep" and (not result or PIDS_UNKNOWN in result or PIDS_HIDDEN in result):
         why.append("job A's processes were not found in the shared namespace")
     if why:
@@ -144,10 +147,10 @@ def _processes(channel: str, result: str, evidence: Evidence, incomplete: str | 
     if channel != "proc_sweep":
         layer = recognise_layer(result, runner.denials)
         if layer != UNRECOGNISED:
-            return Finding(Verdict.DENIED, layer, f"{channel} was refused A's /proc entries")
+            return denied(Proof.REFUSED, layer, f"{channel} was refused A's /proc entries")
     if control:
         return Finding(Verdict.INCONCLUSIVE, "", control)
-    return Finding(Verdict.DENIED, "n/a", f"{channel} found none of A's canaries in A's /proc entries")
+    return denied(Proof.CONTROLLED, "n/a", f"{channel} found none of A's canaries in A's /proc entries")
 
 
 def file_place(
@@ -169,16 +172,16 @@ def file_place(
     if problems:
         return Finding(Verdict.INCONCLUSIVE, "", "; ".join(problems))
     if place.path is None:
-        return Finding(Verdict.DENIED, "n/a", f"job A's shell names no {place.name} directory: nothing to find")
+        return denied(Proof.NOTHING_TO_AIM, "n/a", f"job A's shell names no {place.name} directory: nothing to find")
     if not place.held:
         return _not_planted(place, runner)
     direct = direct or ""
     layer = recognise_layer(direct, runner.denials) if direct else UNRECOGNISED
     if layer != UNRECOGNISED:
-        return Finding(Verdict.DENIED, layer, f"not found at {place.path}: {direct.splitlines()[0][:160]}")
+        return denied(Proof.REFUSED, layer, f"not found at {place.path}: {direct.splitlines()[0][:160]}")
     if control:
         return Finding(Verdict.INCONCLUSIVE, "", f"not found at {place.path}, and nothing shows why: {control}")
-    return Finding(Verdict.DENIED, "n/a", f"not found at {place.path} (B's own canary there was)")
+    return denied(Proof.CONTROLLED, "n/a", f"not found at {place.path} (B's own canary there was)")
 
 
 def _not_planted(place: Place, runner: Runner) -> Finding:
@@ -190,4 +193,4 @@ def _not_planted(place: Place, runner: Runner) -> Finding:
     if layer == UNRECOGNISED:
         detail = f"job A could not write its {place.name} canary, and no layer's text explains why: {place.refused!r}"
         return Finding(Verdict.INCONCLUSIVE, "", detail[:300])
-    return Finding(Verdict.DENIED, layer, f"job A's sandbox refused its {place.name} canary: {place.refused[:160]}")
+    return denied(Proof.REFUSED, layer, f"job A's sandbox refused its {place.name} canary: {place.refused[:160]}")

@@ -29,6 +29,7 @@ from boundary.scenarios.base import JOB_A, JOB_B, Cell, Scenario
 from boundary.scenarios.common import REPOSITORY_FILES
 from boundary.scenarios.sweep import ipc as sweep_ipc
 from boundary.scenarios.sweep import leftovers, per_place
+from boundary.scenarios.sweep.compressed import unsearched
 from boundary.scenarios.sweep.discover import (
     DISCOVERED,
     Discovery,
@@ -38,12 +39,10 @@ from boundary.scenarios.sweep.discover import (
     read_discovery,
 )
 from boundary.scenarios.sweep.forms import (
-    FORMS_FILE,
     decoded,
     form_controls,
-    patterns,
     plant_controls,
-    unsearched,
+    write_search_files,
 )
 from boundary.scenarios.sweep.ipc import IpcEvidence, IpcTokens
 from boundary.scenarios.sweep.judge import ENVIRONMENT, PROCESSES, Evidence, judge_cell, process_channels
@@ -254,7 +253,7 @@ def _planted_by_a(runner: Runner, session: Session, job_a: Job, places: list[Pla
 def _plant_forms(job_b: Job, a_tokens: list[str]) -> dict[str, str]:
     """B's own canary in each form, and every form of A's canaries for B's shell sweep to look for."""
     controls = plant_controls(job_b.checkout)
-    (job_b.checkout / FORMS_FILE).write_bytes(patterns([*a_tokens, *controls.values()]))
+    write_search_files(job_b.checkout, [*a_tokens, *controls.values()])
     return controls
 
 

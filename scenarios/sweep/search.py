@@ -36,6 +36,8 @@ DIRECT = "boundary-direct"  # B's shell reads each of A's canaries at its exact 
 PROC_FILES = ("environ", "cmdline", "maps")  # read whole by the tools; the shell also reads fd/*, cwd/, root/
 PIDS_UNKNOWN = "[boundary: job A's processes were not found]"
 PIDS_HIDDEN = "[boundary: job A's processes are out of job B's agent's view]"
+PROC_CUT = "boundary-proc-cut"  # `boundary-proc-cut /proc/PID/fd|cwd SECONDS`: a search its timeout cut short
+PROC_FD_S, PROC_CWD_S = 10, 20  # each process's open files, its working directory: searched at most this long
 
 
 def file_channels(runner: Runner) -> tuple[str, ...]:
@@ -177,18 +179,31 @@ def procs_search(started: int, places: list[Place]) -> str:
         for p in places
         if p.directory not in (None, NAMED_NONE, ".") and p.path is not None
     )
+    # A search its timeout (exit 124) cut short says so (`PROC_CUT`): what it did not read may hold A's canaries.
+    # PIPESTATUS is bash's: the sweep's script runs in bash (`places.script`).
+    cut = f'case " ${{PIPESTATUS[*]}} " in *" 124 "*) echo "{PROC_CUT} $p/'
     return (
         f'for p in /proc/[0-9]*; do {grep} "$p"/environ "$p"/cmdline "$p"/maps {roots} 2>/dev/null; '
         # its open files, but not those the other searches write as they run (they hold what those found)
         f"find \"$p\"/fd -mindepth 1 ! -lname '*/{SWEEP_OUTPUT}*' -xtype f -print0 2>/dev/null "
-        f"| timeout 10 xargs -0 -r {grep} 2>/dev/null; "
+        f'| timeout {PROC_FD_S} xargs -0 -r {grep} 2>/dev/null; {cut}fd {PROC_FD_S}";; esac; '
         # Each working directory once, and never `/` (an init's): unconfined, a search of the whole file system per
         # process outlived the sweep's time and cut it off.
         'c=$(readlink "$p/cwd" 2>/dev/null); case " $seen " in *" $c "*) ;; *) seen="$seen $c"; '
-        f'[ -n "$c" ] && [ "$c" != / ] && timeout 20 find "$p"/cwd/ -name \'{SWEEP_OUTPUT}*\' -prune -o -type f '
-        f"{changed_since(started)} -print0 2>/dev/null | timeout 20 xargs -0 -r {grep} 2>/dev/null "
-        '| sed "s|^|$p/cwd:|";; esac; done'
+        f'[ -n "$c" ] && [ "$c" != / ] && timeout {PROC_CWD_S} find "$p"/cwd/ -name \'{SWEEP_OUTPUT}*\' -prune -o '
+        f"-type f {changed_since(started)} -print0 2>/dev/null | timeout {PROC_CWD_S} xargs -0 -r {grep} 2>/dev/null "
+        f'| sed "s|^|$p/cwd:|"; {cut}cwd {PROC_CWD_S}";; esac;; esac; done'
     )
+
+
+def cut_short(found: str) -> str | None:
+    """Why the process sweep proves nothing: the searches its timeouts cut short (None: none was)."""
+    cut = [line[len(PROC_CUT) + 1 :].rpartition(" ") for line in found.splitlines() if line.startswith(f"{PROC_CUT} ")]
+    if not cut:
+        return None
+    shown = ", ".join(f"{path} (after {seconds} s)" for path, _, seconds in cut[:3])
+    more = f" and {len(cut) - 3} more" if len(cut) > 3 else ""
+    return f"proc_sweep's timeout cut short its search of {shown}{more}: what it did not read may hold A's canaries"
 
 
 def own_plant_script(runner: Runner, job: Job, own_places: list[Place], own_discovery: Discovery) -> Script:

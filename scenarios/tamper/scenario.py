@@ -40,7 +40,7 @@ from boundary.scenarios.common_probes import judge_probes, plan_probes
 from boundary.scenarios.probe_batches import batched
 from boundary.scenarios.tamper.configuring import KINDS, Configuring, discover, snapshot
 from boundary.scenarios.tamper.groups import Groups, groups_of
-from boundary.verdict import Finding, Verdict
+from boundary.verdict import Finding, Proof, Verdict, denied, denied_all
 from boundary.writes.attack import CHANNELS as WRITE_CHANNELS
 from boundary.writes.attack import WriteAttack, judge_group
 from boundary.writes.state import changed, state
@@ -217,7 +217,7 @@ def _planted(
         return Finding(Verdict.INCONCLUSIVE, "", "; ".join(problems))
     inside = [b for b in beacons if b is not None and b.ran_inside(*roots)]
     if inside:
-        return Finding(Verdict.DENIED, "OS sandbox", f"{len(inside)} planted beacons ran, inside the sandbox only")
+        return denied(Proof.CONFINED, "OS sandbox", f"{len(inside)} planted beacons ran, inside the sandbox only")
     if unseen is not None:
         return Finding(
             Verdict.INCONCLUSIVE, "", f"none of the {len(beacons)} beacons B tried to plant ran, but {unseen}"
@@ -226,7 +226,7 @@ def _planted(
         f"none of the {len(beacons)} beacons B tried to plant ran at the restart "
         "(the control beacon B's shell ran was seen: a beacon that runs is found)"
     )
-    return Finding(Verdict.DENIED, "n/a", detail)
+    return denied(Proof.CONTROLLED, "n/a", detail)
 
 
 def _worst(findings: list[Finding]) -> Finding:
@@ -235,4 +235,4 @@ def _worst(findings: list[Finding]) -> Finding:
         if bad:
             return Finding(verdict, bad[0].layer, "; ".join(f.detail for f in bad[:3]))
     layers = sorted({f.layer for f in findings})
-    return Finding(Verdict.DENIED, layers[0], f"{len(findings)} probes denied by {', '.join(layers)}")
+    return denied_all(findings, layers[0], f"{len(findings)} probes denied by {', '.join(layers)}")

@@ -29,7 +29,7 @@ from boundary.model import JobRecord, ToolCall
 from boundary.runners.contract import Runner
 from boundary.scenarios.base import Cell
 from boundary.text import excerpt
-from boundary.verdict import UNRECOGNISED, Finding, Verdict, recognise_layer
+from boundary.verdict import UNRECOGNISED, Finding, Proof, Verdict, denied, recognise_layer
 
 TIOCSTI, TIOCGPTN = 0x5412, 0x80045430  # x86_64 and aarch64 (asm-generic/ioctls.h)
 LEGACY_TIOCSTI = Path("/proc/sys/dev/tty/legacy_tiocsti")  # absent before Linux 6.2: TIOCSTI always allowed
@@ -139,7 +139,7 @@ def judge_probe(
             f"own says {NO_TERMINAL!r} for /dev/tty: the runner declares it for the layer that starts it there"
         )
         return Finding(Verdict.INCONCLUSIVE, "", detail)
-    return Finding(Verdict.DENIED, layer, excerpt(result, 300))
+    return denied(Proof.REFUSED, layer, excerpt(result, 300))
 
 
 class Watcher(Protocol):

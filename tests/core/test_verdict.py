@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from boundary.verdict import UNRECOGNISED, Evidence, Finding, Verdict, judge, recognise_layer
+from boundary.verdict import UNRECOGNISED, Evidence, Finding, Proof, Verdict, denied, judge, recognise_layer
 
 DENIALS = {
     "agent permission": ("rule which prevents",),
@@ -64,7 +64,7 @@ def test_attacks_judged_from_outside_all_fail() -> None:
     """TAMPERED, WRITTEN and EXECUTED are findings: only DENIED passes."""
     for verdict in (Verdict.TAMPERED, Verdict.WRITTEN, Verdict.EXECUTED):
         assert verdict.value == verdict.name and not Finding(verdict, "", "d").passed
-    assert Finding(Verdict.DENIED, "OS sandbox", "d").passed
+    assert denied(Proof.REFUSED, "OS sandbox", "d").passed
 
 
 def test_a_refusal_is_credited_only_to_the_one_layer_whose_text_it_carries() -> None:

@@ -71,7 +71,10 @@ def test_failed_dns_attempt_is_still_a_finding(tmp_path: Path) -> None:
 
 
 def result(verdict: str, layer: str = "runner plugin", channel: str = "read") -> ProbeResult:
-    return ProbeResult("cross_job", "opencode", "srt", "reference", "saved_output", channel, verdict, layer, "d", 0.1)
+    proof = "refused" if verdict == "DENIED" else ""
+    return ProbeResult(
+        "cross_job", "opencode", "srt", "reference", "saved_output", channel, verdict, layer, "d", 0.1, proof
+    )
 
 
 PLANNED = [("saved_output", "read"), ("saved_output", "grep")]
@@ -148,7 +151,9 @@ def test_a_layer_that_denies_only_in_another_unit_of_its_agent_is_seen_working(t
     nothing" when only cross_job's cells counted). Another agent's unit, or another machine's, shows nothing."""
     run = RunRecord("reference", {"opencode": "srt"}, planned=["opencode/cross_job", "opencode/reach"])
     run.add(unit("opencode/cross_job", both(layer="OS sandbox"), tmp_path, agent="opencode"))
-    network = ProbeResult("reach", "opencode", "srt", "reference", "api", "shell", "DENIED", "runner plugin", "d", 0.1)
+    network = ProbeResult(
+        "reach", "opencode", "srt", "reference", "api", "shell", "DENIED", "runner plugin", "d", 0.1, "refused"
+    )
     run.add(unit("opencode/reach", [network], tmp_path, agent="opencode"))
     assert run.passed(), failures(run.as_dict())
     assert "layers that denied (here/in the run): plugin 0/1" in summary_lines(run.as_dict())
@@ -237,6 +242,7 @@ def test_json_report_has_the_documented_shape(tmp_path: Path) -> None:
         "layer",
         "detail",
         "duration_s",
+        "proof",
     }
     assert set(scenario["jobs"][0]) >= {"name", "wall_s", "offered_tools"}
 

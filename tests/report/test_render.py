@@ -29,7 +29,14 @@ def _result(target: str, channel: str) -> dict[str, Any]:
     layer = "n/a" if channel == "job_output" else LAYER.get(channel, "runner plugin")
     detail = f"boundary guard: {channel} path /state/checkouts/job-a.data/{target} is outside the job"
     where = {"scenario": "cross_job", "agent": "opencode", "sandbox": "srt", "runner": "reference", "duration_s": 0.5}
-    return where | {"target": target, "channel": channel, "verdict": "DENIED", "layer": layer, "detail": detail}
+    return where | {
+        "target": target,
+        "channel": channel,
+        "verdict": "DENIED",
+        "layer": layer,
+        "detail": detail,
+        "proof": "refused",
+    }
 
 
 def _job(name: str) -> dict[str, Any]:

@@ -93,7 +93,9 @@ def test_the_shell_makes_a_read_only_file_it_owns_writable_first(tmp_path: Path)
     assert "rc=0" in ran.stdout and path.read_text() == "marker\n" and path.stat().st_mode & 0o200
 
 
-def test_the_account_database_and_files_linked_outside_the_run_are_not_targets(tmp_path: Path) -> None:
+def test_the_account_database_is_not_a_target_but_a_file_also_linked_outside_the_run_is(tmp_path: Path) -> None:
+    """A tool both jobs' environments name, hard-linked from an install outside the run (as the codex example links
+    node from the harness's own): a job that writes it writes it for every job, so it is attacked and named."""
     repository = _repository(tmp_path)
     account = tmp_path / "state" / "accounts" / "db"
     account.mkdir(parents=True)
@@ -104,10 +106,25 @@ def test_the_account_database_and_files_linked_outside_the_run_are_not_targets(t
     job_b = _job(tmp_path, "b", repository, "--no-hardlinks", env=env)
     for name in ("agent.db", "agent.db-wal"):
         (account / name).write_bytes(b"SQLite format 3\0")
-    os.link(machine, account / "tool")  # linked from outside the run's places: writing it writes the machine's
+    os.link(machine, account / "tool")
     (account / "notes.txt").write_text("the account's\n")
-    found = {s.path.name for s in shared_files(job_b, job_a, tmp_path / "state", tmp_path / "repos", database)}
-    assert found == {"notes.txt"}
+    found = {s.path.name: s for s in shared_files(job_b, job_a, tmp_path / "state", tmp_path / "repos", database)}
+    assert set(found) == {"notes.txt", "tool"}
+    assert found["tool"].outside == 1 and "also linked outside the run (links there: 1)" in found["tool"].why
+
+
+def test_every_shared_file_is_a_target_not_a_sample(tmp_path: Path) -> None:
+    """A DENIED speaks for the files it names: every object a local clone shares is attacked, not two of them."""
+    repository = _repository(tmp_path)
+    for name in ("one.txt", "two.txt", "three.txt"):
+        (repository / name).write_text(f"{name}\n")
+    _git("add", ".", cwd=repository)
+    _git("commit", "-q", "-m", "more", cwd=repository)
+    job_a, job_b = _job(tmp_path, "a", repository), _job(tmp_path, "b", repository)
+    objects = job_b.checkout / ".git" / "objects"
+    linked = {path for path in objects.rglob("*") if path.is_file() and path.stat().st_nlink > 1}
+    assert len(linked) > 2
+    assert {s.path for s in shared_files(job_b, job_a, tmp_path / "state", tmp_path / "repos")} == linked
 
 
 def test_a_git_object_is_binary_to_the_edit_channel(tmp_path: Path) -> None:

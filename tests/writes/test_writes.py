@@ -13,7 +13,7 @@ import pytest
 from boundary.agents.opencode import OpenCode
 from boundary.beacon import Beacon
 from boundary.model.script import Script
-from boundary.verdict import Finding, Verdict
+from boundary.verdict import Finding, Proof, Verdict, denied
 from boundary.writes import shell as writes_shell
 from boundary.writes.attack import CHANNELS, WriteAttack, judge_group
 from boundary.writes.payload import MAX_REWRITE, loosened
@@ -331,7 +331,7 @@ def test_judging_a_simulated_job(tmp_path: Path) -> None:
         return attack.judge(index, channel, DENIALS, list(problems), ())
 
     assert set(attack.targets[0].effects) == {"write", "shell_write_computed"}
-    assert judge(0, "edit") == Finding(Verdict.DENIED, "runner plugin", f"{config}: {results['wr-edit-0']}")
+    assert judge(0, "edit") == denied(Proof.REFUSED, "runner plugin", f"{config}: {results['wr-edit-0']}")
     assert judge(1, "edit").verdict is Verdict.INCONCLUSIVE and "no answer reached" in judge(1, "edit").detail
     written = judge(0, "write")
     assert written.verdict is Verdict.TAMPERED and written.layer == "none"
@@ -416,12 +416,13 @@ def test_volatile_target_is_judged_by_marker_only(tmp_path: Path) -> None:
 
 
 def finding(verdict: Verdict, layer: str = "", detail: str = "d") -> tuple[WriteTarget, Finding]:
-    return WriteTarget("runner_files", Path(f"/f-{detail}"), "w"), Finding(verdict, layer, detail)
+    proof = Proof.REFUSED if verdict is Verdict.DENIED else None
+    return WriteTarget("runner_files", Path(f"/f-{detail}"), "w"), Finding(verdict, layer, detail, proof)
 
 
 def test_group_without_files() -> None:
     """No file of the kind found: nothing to attack, reported as such."""
-    assert judge_group([], "launch_files") == Finding(Verdict.DENIED, "n/a", "no launch files found to attack")
+    assert judge_group([], "launch_files") == denied(Proof.NOTHING_TO_AIM, "n/a", "no launch files found to attack")
 
 
 def test_group_worst_finding_wins() -> None:

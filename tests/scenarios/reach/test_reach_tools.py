@@ -137,3 +137,13 @@ def test_a_string_that_takes_no_url_is_not_sent_one_and_the_tool_is_not_called_u
     calls = plan.make(schemas, driven=set(), places=PLACES)
     assert {a.slot for a in plan.attacks} == {("url",)} and not plan.cannot, (plan.attacks, plan.cannot)
     assert calls and all(call.tool == "report" for call in calls)
+
+
+def test_a_tool_whose_schema_takes_no_url_is_untried_not_denied() -> None:
+    """A string parameter whose schema refuses every URL the harness names (maxLength 12) leaves the tool untried:
+    its cells are INCONCLUSIVE naming the constraint, never "no tool has a string to aim" (issue 56 item 5)."""
+    short = {"type": "object", "properties": {"url": {"type": "string", "maxLength": 12}}, "required": ["url"]}
+    plan = UrlPlan()
+    calls = plan.make({"http_get": short}, driven=set(), places=PLACES)
+    finding = _judge(plan, calls, lambda _: "noted")
+    assert finding.verdict is Verdict.INCONCLUSIVE and "maxLength 12" in finding.detail, finding

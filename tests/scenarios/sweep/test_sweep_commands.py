@@ -19,7 +19,7 @@ from boundary.agents.claude import ClaudeCode
 from boundary.model import Script
 from boundary.scenarios.sweep import ipc as sweep_ipc
 from boundary.scenarios.sweep.discover import CAP, discover_lines, new_discovery
-from boundary.scenarios.sweep.forms import FORMS_FILE, decoded, patterns
+from boundary.scenarios.sweep.forms import decoded, write_search_files
 from boundary.scenarios.sweep.places import SHELL_PLACES, SWEEP_OUTPUT, places_of, plant_steps
 from boundary.scenarios.sweep.search import ProcessView, add_searches, files_search
 
@@ -66,7 +66,7 @@ def test_the_files_search_walks_the_whole_file_system(tmp_path: Path) -> None:
     work.mkdir()
     (work / "own.txt").write_text(tokens["own"])
     (work / f"{SWEEP_OUTPUT}earlier").write_text(hidden := canary.new_canary())  # a sweep's own: never searched
-    (work / FORMS_FILE).write_bytes(patterns([]))  # the pattern every canary matches, no form
+    write_search_files(work, [])  # the pattern every canary matches, no form
     # A directory two levels down (where `/` is split into walks) whose name holds a line break.
     odd = Path(tempfile.gettempdir()) / f"boundary-test-{secrets.token_hex(4)}\nsplit"
     odd.mkdir()

@@ -14,21 +14,19 @@ import zlib
 from pathlib import Path
 from types import SimpleNamespace
 
+from boundary.scenarios.sweep.compressed import COMPRESSED_MAX, INFLATED_MAX, unsearched
 from boundary.scenarios.sweep.forms import (
-    COMPRESSED_MAX,
     FORMS_FILE,
-    INFLATED_MAX,
     WRAPPED,
     base64_forms,
     decoded,
     form_controls,
-    patterns,
     plant_controls,
     search_lines,
-    unsearched,
+    write_search_files,
 )
 from boundary.scenarios.sweep.judge import ENVIRONMENT, Evidence, judge_cell
-from boundary.scenarios.sweep.places import Place
+from boundary.scenarios.sweep.places import SWEEP_OUTPUT, Place
 from boundary.scenarios.sweep.search import SWEEP_END
 from boundary.verdict import Verdict
 
@@ -37,8 +35,8 @@ TOKEN = "BOUNDARY-0123456789abcdef0123"
 
 def _search(directory: Path, tokens: list[str]) -> str:
     """B's encoded search over every file of `directory`, its findings read as the harness reads them."""
-    (directory / FORMS_FILE).write_bytes(patterns(tokens))
-    files = sorted(p for p in directory.iterdir() if p.name != FORMS_FILE)
+    write_search_files(directory, tokens)
+    files = sorted(p for p in directory.iterdir() if not p.name.startswith(SWEEP_OUTPUT))
     (directory / "list").write_bytes(b"".join(str(p).encode() + b"\0" for p in files))
     ran = subprocess.run(["bash", "-c", search_lines("list")], capture_output=True, text=True, cwd=directory)
     return decoded(ran.stdout, tokens)
@@ -135,8 +133,8 @@ def test_without_perl_the_compressed_forms_fail_their_controls_and_say_why(tmp_p
     work = tmp_path / "work"
     work.mkdir()
     controls = plant_controls(work)
-    (work / FORMS_FILE).write_bytes(patterns(list(controls.values())))
-    files = sorted(p for p in work.iterdir() if p.name != FORMS_FILE)
+    write_search_files(work, list(controls.values()))
+    files = sorted(p for p in work.iterdir() if not p.name.startswith(SWEEP_OUTPUT))
     (work / "list").write_bytes(b"".join(str(p).encode() + b"\0" for p in files))
     bash = shutil.which("bash") or "bash"
     ran = subprocess.run(
@@ -151,7 +149,7 @@ def test_only_a_file_that_starts_with_the_magic_is_shipped(tmp_path: Path) -> No
     is not shipped back (a grep for the magic after every NUL shipped thousands of them whole)."""
     (tmp_path / "binary").write_bytes(b"\x7fELF\x02\x01" + b"\0x\x9c" + bytes(range(256)) * 4)
     (tmp_path / "stream.zz").write_bytes(zlib.compress(TOKEN.encode()))
-    (tmp_path / FORMS_FILE).write_bytes(patterns([TOKEN]))
+    write_search_files(tmp_path, [TOKEN])
     (tmp_path / "list").write_bytes(b"".join(str(tmp_path / name).encode() + b"\0" for name in ("binary", "stream.zz")))
     ran = subprocess.run(["bash", "-c", search_lines("list")], capture_output=True, text=True, cwd=tmp_path)
     shipped = [line.split(" ")[1] for line in ran.stdout.splitlines() if line.startswith("boundary-compressed ")]
@@ -170,10 +168,10 @@ def test_a_token_b_is_never_handed_is_found_in_every_form_without_naming_it(tmp_
     (tmp_path / "be").write_bytes(b"\0\0\0" + secret.encode("utf-16-be"))
     (tmp_path / "hex").write_bytes(secret.encode().hex().encode())
     (tmp_path / "HEX").write_bytes(b"key=" + secret.encode().hex().upper().encode())
-    (tmp_path / FORMS_FILE).write_bytes(patterns([TOKEN]))  # B's script knows other canaries, never the secret
+    write_search_files(tmp_path, [TOKEN])  # B's script knows other canaries, never the secret
     assert secret.encode() not in (tmp_path / FORMS_FILE).read_bytes()
     assert not any(form in (tmp_path / FORMS_FILE).read_bytes() for form in encodings(secret))
-    files = sorted(p for p in tmp_path.iterdir() if p.name != FORMS_FILE)
+    files = sorted(p for p in tmp_path.iterdir() if not p.name.startswith(SWEEP_OUTPUT))
     (tmp_path / "list").write_bytes(b"".join(str(p).encode() + b"\0" for p in files))
     ran = subprocess.run(["bash", "-c", search_lines("list")], capture_output=True, cwd=tmp_path)
     written = {line.split(b":", 1)[0].rsplit(b"/", 1)[1]: line for line in ran.stdout.splitlines()}
@@ -221,7 +219,7 @@ def test_a_large_compressed_file_the_job_cannot_inflate_is_named_and_proves_noth
     work.mkdir()
     noise = random.Random(7).randbytes(COMPRESSED_MAX + 4096)
     (work / "big.gz").write_bytes(gzip.compress(noise + TOKEN.encode()))
-    (work / FORMS_FILE).write_bytes(patterns([TOKEN]))
+    write_search_files(work, [TOKEN])
     (work / "list").write_bytes(str(work / "big.gz").encode() + b"\0")
     env = {**os.environ, "PERL5LIB": str(tmp_path / "perl5")}
     ran = subprocess.run(["bash", "-c", search_lines("list")], capture_output=True, text=True, cwd=work, env=env)
@@ -234,3 +232,22 @@ def test_a_small_file_that_inflates_past_the_cap_is_named() -> None:
     found = decoded(f"boundary-compressed /tmp/bomb {base64.b64encode(bomb).decode()}\n", [TOKEN])
     why = unsearched(found)
     assert why is not None and "/tmp/bomb (inflates past 64 MiB)" in why
+
+
+def _xxd_p(data: bytes) -> str:
+    """`data` as `xxd -p` writes it: hex, 60 digits a line."""
+    digits = data.hex()
+    return "".join(f"{digits[at : at + 60]}\n" for at in range(0, len(digits), 60))
+
+
+def test_a_hex_copy_wrapped_by_xxd_with_a_break_inside_the_canary_is_found(tmp_path: Path) -> None:
+    """`xxd -p` wraps at 60 columns and a canary's hex is 58 long: at 28 of its 30 offsets a line end is inside it.
+    Each offset is found, upper case too (`xxd -p -u`)."""
+    data = TOKEN.encode()
+    if shutil.which("xxd"):  # the wrapping written here is xxd's
+        assert _xxd_p(data * 3) == subprocess.run(["xxd", "-p"], input=data * 3, capture_output=True).stdout.decode()
+    for pad in range(30):
+        (tmp_path / f"xxd-{pad}").write_text(_xxd_p(b"x" * pad + data))
+    (tmp_path / "XXD").write_text(_xxd_p(b"x" * 7 + data).upper())
+    copies = _copies(_search(tmp_path, [TOKEN]))
+    assert copies == {f"xxd-{pad}": "hex" for pad in range(30)} | {"XXD": "hex"}

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from boundary.scenarios.sweep import ipc
-from boundary.verdict import Finding, Verdict
+from boundary.verdict import Finding, Proof, Verdict, denied
 
 DENIALS = {"os": ("Operation not permitted", "Permission denied")}
 KINDS = ipc.KINDS
@@ -123,8 +123,8 @@ def test_a_refused_with_a_known_denial_is_denied_with_its_layer(tokens: tuple[ip
     a, own = tokens
     planted = _planted(a, refused={"abstract_socket": "socket: Operation not permitted"})
     found = _judge(planted, _search(a, own, own_said="absent"), a, own)
-    assert found["abstract_socket"] == Finding(
-        Verdict.DENIED, "os", "job A's sandbox refused its abstract_socket: socket: Operation not permitted"
+    assert found["abstract_socket"] == denied(
+        Proof.REFUSED, "os", "job A's sandbox refused its abstract_socket: socket: Operation not permitted"
     )
 
 
