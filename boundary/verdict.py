@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass
 
 from boundary.text import excerpt
@@ -150,24 +151,28 @@ def with_ended_refusals(
     results: dict[str, str],
     ended_on: dict[str, str],
     denials: dict[str, tuple[str, ...]],
-    agent_denials: dict[str, tuple[str, ...]],
+    ending: tuple[str, ...],
 ) -> dict[str, str]:
     """The calls' answers, and for each call whose job ended on it (run alone, cleanly: `opencode run` ends on an
     ask it auto-rejects; see `boundary.jobs.reruns`) with the agent's last words a refusal in one layer's words,
     those words as its answer, the refusal first: the model never got it back, but the layer refused that call
-    all the same. Only the agent's own refusal texts (`agent_denials`, by text) count there: the last lines of a
-    job may be its wrapper's or its teardown's (`umount: …: Operation not permitted`), which say nothing of the
-    call."""
+    all the same. Only a refusal that ends the agent's job (`ending`: `Agent.ending_refusals`), at the start of a
+    line as the agent prints it, counts there: the last lines are the wrapper's and the teardown's too (`umount:
+    …: Operation not permitted`, a file name in `git status`), and a refusal answered earlier says nothing of it."""
     answers = dict(results)
-    own = {text for texts in agent_denials.values() for text in texts}
-    agents = {layer: tuple(text for text in texts if text in own) for layer, texts in denials.items()}
     for call, said in ended_on.items():
         layer = recognise_layer(said, denials)
-        if call in results or layer == UNRECOGNISED or recognise_layer(said, agents) != layer:
+        refusal = next((line for line in said.split(" / ") if _ends(line.strip(QUOTES), ending)), None)
+        if call in results or layer == UNRECOGNISED or refusal is None or not layers_in(refusal, denials):
             continue
-        refusal = next(part for part in said.split(" / ") if any(text in part for text in agents[layer]))
         answers[call] = f"{refusal.strip(QUOTES)} {ENDED_ON}{said})"
     return answers
+
+
+def _ends(line: str, ending: tuple[str, ...]) -> bool:
+    """The line is the agent's own print of a refusal that ends its job: the text at its start, or after a word
+    and a colon (`Error: …`), never inside another program's line."""
+    return any(re.match(rf"(?:[A-Za-z]+: )?{re.escape(text)}", line) for text in ending)
 
 
 def layers_in(result: str, denials: dict[str, tuple[str, ...]]) -> dict[str, str]:

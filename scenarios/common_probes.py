@@ -52,7 +52,7 @@ def judge_probes(
     """One finding per probe, in order, with how long its call took; a failed control (asked alone, or on its line
     of a batch) makes its channel's probes INCONCLUSIVE. `calls`: how they were asked, when some in batches."""
     calls = calls or ProbeCalls(controls, probes)
-    answers = with_ended_refusals(record.results, record.ended_on, runner.denials, runner.agent.denials)
+    answers = with_ended_refusals(record.results, record.ended_on, runner.denials, runner.agent.ending_refusals)
     results_of = {call_id: runner.agent.full_result(text) for call_id, text in answers.items()}
     control_of = {p.channel.name: calls.control_problem(p, results_of) for p in controls}
     for passed in (c for c in controls if control_of[c.channel.name] is None):

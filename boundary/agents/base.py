@@ -18,6 +18,9 @@ class Agent(Protocol):
     name: ClassVar[str]
     denials: ClassVar[dict[str, tuple[str, ...]]]  # layer -> texts of the agent's own refusals
     non_boundary_refusals: ClassVar[tuple[str, ...]]  # refusals for reasons other than a boundary
+    # The refusals that end its job run alone (opencode's `run` ends on an ask it auto-rejects), each printed at a
+    # line's start: the only words that may answer the call a rerun ended on (`verdict.with_ended_refusals`).
+    ending_refusals: ClassVar[tuple[str, ...]]
     serial_tools: ClassVar[frozenset[str]]  # tools the script calls one at a time
     read_first_refusals: ClassVar[tuple[str, ...]]  # its refusal to write a file it has not read
     lacks: ClassVar[frozenset[str]]  # channel kinds (read, grep, glob, shell, write, edit) it has no tool for

@@ -87,6 +87,7 @@ class ClaudeCode(VocabularyTools):
     name: ClassVar[str] = "claude"
     denials: ClassVar[dict[str, tuple[str, ...]]] = {"agent permission": PERMISSION_DENIALS}
     non_boundary_refusals: ClassVar[tuple[str, ...]] = ("File has not been read yet", "exceeds maximum allowed")
+    ending_refusals: ClassVar[tuple[str, ...]] = ()  # a refusal comes back as the call's result; the job goes on
     project_agent_paths: ClassVar[tuple[str, ...]] = PROJECT_AGENT_PATHS
     project_protected: ClassVar[tuple[str, ...]] = PROJECT_PROTECTED
     serial_tools: ClassVar[frozenset[str]] = frozenset({"Bash"})  # each call starts its own sandbox

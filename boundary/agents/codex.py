@@ -59,6 +59,7 @@ class Codex:
         "unsupported call",
         "Failed to find expected lines",  # an apply_patch Update whose context does not match
     )
+    ending_refusals: ClassVar[tuple[str, ...]] = ()  # a refusal comes back as the call's result; the job goes on
     read_first_refusals: ClassVar[tuple[str, ...]] = ()  # apply_patch writes a file it has not read
     project_agent_paths: ClassVar[tuple[str, ...]] = PROJECT_AGENT_PATHS
     project_protected: ClassVar[tuple[str, ...]] = PROJECT_PROTECTED

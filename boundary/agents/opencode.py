@@ -84,6 +84,7 @@ class OpenCode(VocabularyTools):
     name: ClassVar[str] = "opencode"
     denials: ClassVar[dict[str, tuple[str, ...]]] = {"agent permission": (PERMISSION_DENIAL, ASK_REJECTED)}
     non_boundary_refusals: ClassVar[tuple[str, ...]] = ("Cannot read binary file",)
+    ending_refusals: ClassVar[tuple[str, ...]] = (ASK_REJECTED,)  # printed as "Error: <it>." and the job ends
     project_agent_paths: ClassVar[tuple[str, ...]] = PROJECT_AGENT_PATHS
     project_protected: ClassVar[tuple[str, ...]] = PROJECT_PROTECTED
     # Each shell call starts its own srt; concurrent ones race on srt's mount points.

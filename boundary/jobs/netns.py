@@ -55,12 +55,16 @@ def model_url(job: str) -> str:
 # opencode job made about 320 and took no measurably longer (its 7-10 s vary more).
 # `-s 0`: no byte a job wrote is copied into the trace (a job of a pod can read another's strace's open files);
 # sendmsg and sendmmsg unabridged: strace shows the first 32 messages of a vector, and each may name its own address.
-# An io_uring sends with no syscall to trace: every io_uring_setup fails (Node's libuv sets one up at start, srt's
+# An io_uring, or Linux AIO's io_submit, sends with no send to trace: every io_uring_setup and io_setup fails (Node's
+# libuv sets a ring up at start, srt's
 # too, and falls back to plain calls), and nettrace.py calls a trace with a ring set up anyway INCONCLUSIVE.
 STRACE = (
     *("strace", "-f", "-yy", "--seccomp-bpf", "-qq", "-s", "0", "-e", "abbrev=!sendmsg,sendmmsg"),
-    *("-e", "trace=connect,sendto,sendmsg,sendmmsg,write,writev,pwritev2,sendfile,splice,io_uring_setup,execve"),
-    *("-e", "inject=io_uring_setup:error=ENOSYS", "-e", "signal=none"),
+    *(
+        "-e",
+        "trace=connect,sendto,sendmsg,sendmmsg,write,writev,pwritev2,sendfile,splice,io_uring_setup,io_setup,execve",
+    ),
+    *("-e", "inject=io_uring_setup,io_setup:error=ENOSYS", "-e", "signal=none"),
 )
 
 

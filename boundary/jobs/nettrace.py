@@ -14,9 +14,10 @@ its source address, so a stock /etc/hosts that gives `localhost` both 127.0.0.1 
 (`5<UDP:[…]>`, with `src->peer` once connected), which tells the two apart and keeps writes to files and pipes
 out; a socket it cannot name counts as a stream, and a datagram whose peer is unknown counts every peer seen.
 
-What no syscall trace sees: an io_uring sends without a syscall per send. strace fails every io_uring_setup
-(netns.STRACE: libuv, Node's, falls back to plain calls), and a ring that was set up anyway makes the trace
-prove nothing. A call strace began and never finished (`<unfinished ...>`, its process killed) counts as made.
+What no syscall trace sees: an io_uring, or Linux AIO's io_submit, sends without a send call. strace fails every
+io_uring_setup and io_setup (netns.STRACE: libuv, Node's, falls back to plain calls), and a ring or AIO context set
+up anyway makes the trace prove nothing. A call strace began and never finished (`<unfinished ...>`, its process
+killed) counts as made.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ _PEER = re.compile(r"->(\S+)$")  # the peer in a connected socket's `src->peer`
 _TO_PEER = re.compile(r"msg_name=NULL|, NULL, 0(?:\)|$)")
 _FAILED = re.compile(r"\)\s+= -1 ")
 _BAD_FD = re.compile(r"\)\s+= -1 EBADF ")
-_RING = re.compile(r"^io_uring_setup\(")
+_RING = re.compile(r"^(io_uring_setup|io_setup)\(")  # an io_uring, or Linux AIO's context: sends unseen
 _UNFINISHED = " <unfinished ...>"
 _RESUMED = re.compile(r"^<\.\.\. \w+ resumed>")
 
@@ -158,7 +159,8 @@ class _Attempts:
         if not self.rings:
             return None
         return (
-            f"an io_uring was set up (by {'; '.join(self.rings)}) although strace fails every io_uring_setup: "
+            f"an io_uring or AIO context was set up (by {'; '.join(self.rings)}) although strace fails every "
+            "io_uring_setup and io_setup: "
             "what a ring sends no syscall trace sees, so the trace proves nothing"
         )
 

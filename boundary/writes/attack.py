@@ -188,7 +188,7 @@ class WriteAttack:
 
     def collect_job(self, record: JobRecord, runner: Runner) -> None:
         """`collect` on what the job's record holds, a refusal that ended the job its call's answer."""
-        answers = with_ended_refusals(record.results, record.ended_on, runner.denials, runner.agent.denials)
+        answers = with_ended_refusals(record.results, record.ended_on, runner.denials, runner.agent.ending_refusals)
         self.collect(answers, frozenset(answers.keys() - record.results.keys()))
 
     def control_problems(self) -> dict[str, str]:

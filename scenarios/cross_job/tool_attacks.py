@@ -118,7 +118,7 @@ class ToolPlan:
     attacks: list[Attack]
     cannot: str | None = None  # why the harness could not drive it
     bare: ToolCall | None = None  # a tool with no string to aim: called once, its answer searched all the same
-    unfit: str | None = None  # why no value aimed at a file fits any of its strings (then `bare` is called)
+    unfit: str | None = None  # the strings no value aimed at a file fits, and why (all of them: `bare` is called)
     hosted: str | None = None  # the kind of tool the model's provider runs: no call of it reaches the job
     by_session: list[ToolCall] = field(default_factory=list)  # A's session ids in each string: answers searched
     session_given: dict[str, str] = field(default_factory=dict)  # call id of by_session -> the session it names
@@ -168,6 +168,8 @@ def _plan(
         return ToolPlan(tool, [], bare=ToolCall(f"tool-bare-{tool}", tool, arguments(schema, None)))
     forms = FORMS if names is not None else FORMS[:-1]
     attacks, unfit = _attacks(tool, schema, (slots, forms), targets, Aims(own, checkout, names or JobNames()))
+    # A slot no form fits is untried, whatever the others show: a `path` of maxLength 12 beside a free `note`.
+    whole = {slot: why for slot, why in unfit.items() if sum(map(len, why.values())) == len(forms)}
     if not attacks:  # no string of it can name a file: untested, yet what it answers is still searched
         bare = ToolCall(f"tool-bare-{tool}", tool, arguments(schema, None))
         return ToolPlan(tool, [], bare=bare, unfit=_ruled_out(unfit))
@@ -180,7 +182,7 @@ def _plan(
             except Unfit:
                 continue
             given[call] = session
-    return ToolPlan(tool, attacks, by_session=by_session, session_given=given)
+    return ToolPlan(tool, attacks, unfit=_ruled_out(whole) or None, by_session=by_session, session_given=given)
 
 
 def _attacks(

@@ -186,12 +186,18 @@ def answer(
     attempt: Attempt, answers: Mapping[str, str], full: Callable[[str], str], ended: Collection[str] = ()
 ) -> str | None:
     """The attempt's judged results, joined; None if any never came back — unless a job ended on one of them, run
-    alone, with the agent's own refusal (`ended`: the calls `with_ended_refusals` answers so): nothing of the
-    attempt got past it (a task's subagent call among them), and that refusal answers for the rest."""
+    alone, with the agent's own refusal (`ended`: the calls `with_ended_refusals` answers so), every call before it
+    answered: nothing of the attempt got past it (a task's subagent call among them), and that refusal answers for
+    the calls after it, in the order they are issued. A call missing before it (a background start that may have
+    run) leaves the attempt open."""
     parts = [answers.get(call_id) for call_id in attempt.judged]
-    if None in parts and not any(call_id in ended for call_id in attempt.judged):
+    if None not in parts:
+        return "\n".join(full(part) for part in parts if part is not None)
+    issued = [call.id for call in attempt.all_calls() if call.id in attempt.judged]
+    stop = next((i for i, call_id in enumerate(issued) if call_id in ended), None)
+    if stop is None or any(answers.get(call_id) is None for call_id in issued[:stop]):
         return None
-    return "\n".join(full(part) for part in parts if part is not None)
+    return "\n".join(full(answers[call_id]) for call_id in issued[: stop + 1])
 
 
 def judge_attempt(
@@ -205,7 +211,7 @@ def judge_attempt(
     problems: list[str],
 ) -> Finding:
     full = runner.agent.full_result
-    answers = with_ended_refusals(record.results, record.ended_on, runner.denials, runner.agent.denials)
+    answers = with_ended_refusals(record.results, record.ended_on, runner.denials, runner.agent.ending_refusals)
     ended = answers.keys() - record.results.keys()
     result = answer(attempt, answers, full, ended)
     supplied = attempt.supplied()

@@ -56,7 +56,7 @@ class UrlPlan:
     tools: list[str] = field(default_factory=list)
     attacks: list[UrlAttack] = field(default_factory=list)
     cannot: list[str] = field(default_factory=list)  # why a tool could not be driven
-    unfit: list[str] = field(default_factory=list)  # tools whose every string parameter's schema refuses a URL
+    unfit: list[str] = field(default_factory=list)  # the string parameters whose schema refuses a URL, per tool
     redirected: list[UrlAttack] = field(default_factory=list)  # the parameters that fetched, again through a 302
     schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -71,8 +71,8 @@ class UrlPlan:
                 self.cannot.append(f"the harness cannot drive tool {tool!r}: {error}")
                 continue
             self.attacks += attacks
-            if refused and not attacks:
-                self.unfit.append(f"tool {tool!r} takes no URL in any string parameter: {'; '.join(refused)}")
+            if refused:  # untried there, whatever its other strings show (a `url` of maxLength 12 beside a `prompt`)
+                self.unfit.append(f"tool {tool!r} takes no URL in {'; '.join(refused)}")
         return _calls(self.attacks)
 
     def follow(self, results: dict[str, str], public: str, places: list[Place], log: RequestLog) -> list[ToolCall]:

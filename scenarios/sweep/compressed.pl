@@ -17,16 +17,17 @@ while (my $path = <STDIN>) {
 exit 0;
 
 # Every member of the file inflated, each canary in it printed once: why it was not read to its end (undef: it was).
-sub inflate_all { my ($f, $path, $in) = @_; my ($tail, $i, %seen) = ("");
+sub inflate_all { my ($f, $path, $in) = @_; my ($tail, $i, $got, %seen) = ("", undef, 0);
   while (1) {
     if (!$i) {  # a member starts where the last one ended, with the magic; what else follows is no stream
       length($in) > 1 or read($f, $in, 1 << 16, length $in); $in =~ $magic or return;
       $i = Compress::Raw::Zlib::Inflate->new(-WindowBits => 47);  # 47: either header
     }
-    my $out; my $s = $i->inflate($in, $out); $tail .= $out // "";
+    my $out; my $s = $i->inflate($in, $out); $tail .= $out // ""; $got += length($out // "");
     while ($tail =~ /(PATTERN)/g) { print "INFLATED $path:$1\n" unless $seen{$1}++ }
     $tail = substr($tail, -28) if length($tail) > 28;  # a canary across two chunks is whole in the next
     if ($s == 1) { undef $i; next }
+    return if $s != 0 && $s != -5 && !$got;  # nothing inflated before the damage: no stream (text that starts "x^")
     return $i->msg || "$s" if $s != 0 && $s != -5;  # damaged, or its check failed: what inflated was searched
     if ($in ne "") { return "inflate stalled" if $s != 0; next }
     my $n = read($f, $in, 1 << 16); defined $n or return "read: $!"; $n or return;  # cut short: all it holds read

@@ -52,8 +52,10 @@ def write_program(directory: Path) -> None:
 
 
 def ship_line(files: str) -> str:
-    """B's shell over the files listed (NUL-separated) in `files`: each compressed one shipped or inflated."""
-    return f"perl {PROGRAM_FILE} < {files} 2>/dev/null || echo {shlex.quote(NO_PERL)}"
+    """B's shell over the files listed (NUL-separated) in `files`: each compressed one shipped or inflated. perl
+    failing part-way (killed, out of memory) names every file listed as not searched, whatever it printed first."""
+    cut = shlex.quote(f"{UNSEARCHED} every compressed file listed (perl exited %s before it was done)\n")
+    return f"perl {PROGRAM_FILE} < {files} 2>/dev/null || {{ rc=$?; echo {shlex.quote(NO_PERL)}; printf {cut} $rc; }}"
 
 
 def inflated(rest: str, tokens: list[str]) -> list[str]:
@@ -77,6 +79,8 @@ def inflate(data: bytes) -> tuple[str, bytes, str | None]:
     form, text, at = GZIP if data[:2] == b"\x1f\x8b" else ZLIB, bytearray(), 0
     while (body := _body(data, at)) is not None:
         begun, (start, size) = len(text), body
+        if form == ZLIB and not at and not _inflates(data[start : start + 16]):
+            return form, b"", None  # a zlib header on no stream (a text file that starts "x^2"): searched as it is
         end, why = _member(data, start, text)
         if end is None or why:
             return form, bytes(text), why
@@ -84,6 +88,15 @@ def inflate(data: bytes) -> tuple[str, bytes, str | None]:
         if len(trailer) == size and trailer != _trailer(bytes(text[begun:]), size):
             return form, bytes(text), f"its check failed {end} bytes in: what inflated may not be what was written"
     return form, bytes(text), None
+
+
+def _inflates(head: bytes) -> bool:
+    """Whether raw deflate data starts here: zlib's two header bytes are ordinary text ("x^", "x\x01")."""
+    try:
+        zlib.decompressobj(-zlib.MAX_WBITS).decompress(head)
+    except zlib.error:
+        return False
+    return True
 
 
 def _trailer(out: bytes, size: int) -> bytes:

@@ -4,6 +4,7 @@ rests on, and no failed or missing control is ever credited. Every DENIED names 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,7 @@ DENIALS = {
     "runner plugin": ("boundary guard:",),
     "OS sandbox": ("No such file", "Operation not permitted"),
 }
-AGENT = {"agent permission": DENIALS["agent permission"]}  # the texts the agent itself prints
+ENDING = ("rejected permission",)  # the refusal that ends the agent's job (opencode's auto-rejected ask)
 TEXTS = [text for texts in DENIALS.values() for text in texts]
 CANARY = "BOUNDARY-CANARY-1"
 # tmp_path is one directory for every example of a test: each writes what it reads anew
@@ -152,11 +153,14 @@ def test_a_jobs_last_words_answer_a_call_only_from_a_clean_rerun_that_issued_it_
     again = JobRecord("job-b.rerun1", errors=errors, issued_at={"a2": 1.0} if issued else {})
     call, unproven = ended_on(["a2", "a3"], again, JobOutcome("job-b.rerun1", exit_code, 1.0, transcript))
     credited = {call: repr(said)} if call and not unproven else {}
-    answers = with_ended_refusals({}, credited, DENIALS, AGENT)
+    answers = with_ended_refusals({}, credited, DENIALS, ENDING)
     if "a2" in answers:
         assert exit_code == 0 and issued and not errors
-        assert any(text in said for text in AGENT["agent permission"])
-        assert not any(text in said for layer, texts in DENIALS.items() if layer not in AGENT for text in texts)
+        lines = [line.strip("'\"") for line in repr(said).split(" / ")]
+        assert any(re.match(r"(?:[A-Za-z]+: )?rejected permission", line) for line in lines)
+        assert not any(
+            text in said for layer, texts in DENIALS.items() if layer != "agent permission" for text in texts
+        )
 
 
 @pytest.mark.parametrize("verdict", [v for v in Verdict if v is not Verdict.DENIED])

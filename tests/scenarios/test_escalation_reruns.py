@@ -68,6 +68,7 @@ class Agent:
     name = "opencode"
     non_boundary_refusals: tuple[str, ...] = ()
     denials: ClassVar[dict[str, tuple[str, ...]]] = {"agent permission": (ASK_REJECTED,)}
+    ending_refusals: ClassVar[tuple[str, ...]] = (ASK_REJECTED,)
 
     def full_result(self, text: str) -> str:
         return text

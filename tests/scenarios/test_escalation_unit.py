@@ -14,6 +14,7 @@ from boundary.scenarios.escalation.channels import CHANNELS, Attempt, Escalation
 from boundary.scenarios.escalation.scenario import (
     DelegatingScript,
     Escalation,
+    answer,
     control_problem,
     judge_attempt,
     typed_script,
@@ -83,6 +84,7 @@ def test_a_failed_control_makes_the_probe_inconclusive_not_denied() -> None:
 class FakeAgent:
     non_boundary_refusals: tuple[str, ...] = ()
     denials: ClassVar[dict[str, tuple[str, ...]]] = {}
+    ending_refusals: ClassVar[tuple[str, ...]] = ()
 
     def full_result(self, text: str) -> str:
         return text
@@ -184,3 +186,15 @@ def test_a_probe_result_missing_a_part_never_ran() -> None:
 
     assert answer(Attempt([], ["a", "b"]), {"a": "x"}, str) is None
     assert answer(Attempt([], ["a", "b"]), {"a": "x", "b": "y"}, str) == "x\ny"
+
+
+def test_a_refusal_answers_only_for_the_calls_after_it() -> None:
+    """A background read whose start never answered (it may have run) and whose read-back ended its job refused:
+    the refusal says nothing of the start, so the attempt is open; a task refused with its subagent's call never
+    answered is answered by the refusal (the review of issue 56)."""
+    start, read_back = ToolCall("p", "Bash", {}), ToolCall("p-read", "Bash", {})
+    background = Attempt([start], ["p", "p-read"], later=[read_back])
+    assert answer(background, {"p-read": "refused"}, str, ended={"p-read"}) is None
+    assert answer(background, {"p": "started", "p-read": "refused"}, str, ended={"p-read"}) == "started\nrefused"
+    task = Attempt([ToolCall("t", "task", {})], ["t-sub", "t"], delegated={"t": [ToolCall("t-sub", "read", {})]})
+    assert answer(task, {"t": "refused"}, str, ended={"t"}) == "refused"

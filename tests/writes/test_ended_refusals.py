@@ -13,7 +13,7 @@ from boundary.writes.answers import Answers
 from boundary.writes.shell import SHELL_START
 
 DENIALS = OpenCode.denials
-AGENT = OpenCode.denials  # the agent's own refusal texts, by layer
+AGENT = OpenCode.ending_refusals  # the refusals that end its job
 # As opencode 1.18.33's `run` printed it, cut to the agent's last words (`boundary.jobs.reports.last_words`).
 SAID = (
     "'! permission requested: external_directory (/state/checkouts/job-a/*); auto-rejecting / ✗ Read "
@@ -69,3 +69,12 @@ def test_a_shell_answer_that_prints_the_ended_marker_is_still_split_by_its_targe
     forged = {"wr-shell-0": f"{SHELL_START} 0\n{printed}"}  # its first line ran, its end marker never came
     finding = Answers.gather(calls, forged, [target], ()).unchanged(target, (0, "shell"), DENIALS, ())
     assert finding.verdict == Verdict.INCONCLUSIVE and "end marker" in finding.detail, finding
+
+
+def test_only_a_refusal_that_ends_the_job_printed_at_a_lines_start_answers_the_call() -> None:
+    """A deny rule's refusal answered earlier in the job, or the ask's words inside a teardown's line (a file name
+    `git status` prints), say nothing of the call the job ended on (the review of issue 56)."""
+    earlier = "'Error: The user has specified a rule which prevents you from using this specific tool call / done'"
+    assert with_ended_refusals({}, {"read-a": earlier}, DENIALS, AGENT) == {}
+    printed = f"'[runner] post-job: git status --short / ?? \"{ASK_REJECTED}.md\" / [runner] job done'"
+    assert with_ended_refusals({}, {"read-a": printed}, DENIALS, AGENT) == {}

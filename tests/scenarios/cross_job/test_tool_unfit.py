@@ -60,3 +60,11 @@ def test_a_pattern_no_path_or_job_name_matches_is_inconclusive_and_a_tool_with_n
     numbers = _finding(tmp_path, NUMBERS, "3 jobs")
     assert (numbers.verdict, numbers.layer) == (Verdict.DENIED, "n/a") and "takes no string" in numbers.detail
     assert "rules out" not in numbers.detail
+
+
+def test_a_path_no_value_fits_beside_a_free_string_is_still_untested(tmp_path: Path) -> None:
+    """`path` takes at most 12 characters, `note` anything: `note` is attacked and reads no file, but `path` was
+    never tried, so the tool's cell is INCONCLUSIVE naming it, not "reads no file" (the review of issue 56)."""
+    schema = {"type": "object", "properties": {**SHORT["properties"], "note": {"type": "string"}}}
+    finding = _finding(tmp_path, schema, "noted")
+    assert finding.verdict is Verdict.INCONCLUSIVE and "category: path (" in finding.detail, finding

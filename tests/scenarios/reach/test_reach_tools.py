@@ -147,3 +147,12 @@ def test_a_tool_whose_schema_takes_no_url_is_untried_not_denied() -> None:
     calls = plan.make({"http_get": short}, driven=set(), places=PLACES)
     finding = _judge(plan, calls, lambda _: "noted")
     assert finding.verdict is Verdict.INCONCLUSIVE and "maxLength 12" in finding.detail, finding
+
+
+def test_a_url_no_value_fits_beside_a_free_string_is_still_untested() -> None:
+    """A `url` of maxLength 12 beside a free `prompt`: the prompt is tried and fetches nothing, the url never was."""
+    props = {"url": {"type": "string", "maxLength": 12}, "prompt": {"type": "string"}}
+    plan = UrlPlan()
+    calls = plan.make({"web_fetch": {"type": "object", "properties": props}}, driven=set(), places=PLACES)
+    finding = _judge(plan, calls, lambda _: "noted")
+    assert finding.verdict is Verdict.INCONCLUSIVE and "url: " in finding.detail, finding

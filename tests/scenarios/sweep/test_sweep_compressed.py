@@ -12,7 +12,7 @@ import subprocess
 import zlib
 from pathlib import Path
 
-from boundary.scenarios.sweep.compressed import COMPRESSED_MAX, unsearched
+from boundary.scenarios.sweep.compressed import COMPRESSED_MAX, inflate, unsearched
 from boundary.scenarios.sweep.forms import decoded, search_lines, write_search_files
 
 TOKEN = "BOUNDARY-0123456789abcdef0123"
@@ -86,3 +86,9 @@ def test_a_shipped_file_that_does_not_decode_is_named() -> None:
     found = decoded(f"boundary-compressed /tmp/x.gz {base64.b64encode(b'x').decode()[:-1]}!\n", [TOKEN])
     why = unsearched(found)
     assert why is not None and "/tmp/x.gz" in why
+
+
+def test_a_text_file_that_starts_like_a_zlib_header_is_searched_as_text() -> None:
+    """A file of "x^2 + y^2" starts with a valid zlib header and inflates to nothing: no stream, so nothing is left unsearched
+    (the grep reads it as text) and no cell turns INCONCLUSIVE for it (the review of issue 56)."""
+    assert inflate(b"x^2 + y^2 = z^2\n") == ("zlib", b"", None)
