@@ -28,7 +28,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from boundary import canary, proc
 from boundary.jobs.pod import Pod
@@ -200,25 +200,30 @@ def _read_requests(stdout: IO[str], seen: RequestLog) -> None:
 
 
 def write_client(checkout: Path, targets: list[Place], own: str, workdir: Path, model_socket: Path) -> Path:
-    """The client and its configuration in the probing job's checkout (addresses only: no target's canary).
-
-    Its discovery leaves alone the scripted model (its socket, its bridge) and other harness runs' directories
-    (their jobs are no target of this one), but not this scenario's own (the runner's state is there)."""
+    """The client and its configuration in the probing job's checkout (addresses only: no target's canary); its
+    discovery leaves alone what `skipped` names (other runs' jobs are no target of this one; the runner's state,
+    in this scenario's own directory, is)."""
     client = checkout / CLIENT
     client.write_text((Path(__file__).parent / "client.py").read_text())
     config = {
         "targets": [p.client() for p in targets if p.absent is None],
         "own_token": own,
         "own_port": OWN_PORT,
-        "skip": {
-            "ports": [BRIDGE_PORT],
-            "paths": [str(model_socket)],
-            "under": [f"{tempfile.gettempdir()}/{RUNS_PREFIX}"],
-            "own": f"{workdir}/",
-        },
+        "skip": skipped(workdir, model_socket),
     }
     Path(f"{client}.json").write_text(json.dumps(config, indent=1))
     return client
+
+
+def skipped(workdir: Path, model_socket: Path) -> dict[str, Any]:
+    """What discovery leaves alone (the client's and the shell's listing): the scripted model's socket and bridge,
+    and other harness runs' directories, but not this scenario's own."""
+    return {
+        "ports": [BRIDGE_PORT],
+        "paths": [str(model_socket)],
+        "under": [f"{tempfile.gettempdir()}/{RUNS_PREFIX}"],
+        "own": f"{workdir}/",
+    }
 
 
 def python(root: Path) -> str:

@@ -13,8 +13,12 @@ from boundary.reach.places import OWN_PORT, PUBLIC, Place
 from boundary.results import NetworkUse
 
 EPHEMERAL_PORTS = 32768  # Linux's default ip_local_port_range starts here: where a listener bound to port 0 lands
+# A listener either listing tried (the client's `found:tcp:…`, the shell's programs' `shell:<program>:found:tcp:…`),
+# or the proxy the client saw named.
 LOOPBACK_SEEN = re.compile(
-    r"^REACH (?:found:tcp:(\S+):(\d+)|env:proxy named [a-z0-9]+://(?:[^@/\s]*@)?([^/:\s]+):(\d+))", re.MULTILINE
+    r"^REACH (?:(?:shell:(?:bash|curl|node):)?found:tcp:(\S+):(\d+)"
+    r"|env:proxy named [a-z0-9]+://(?:[^@/\s]*@)?([^/:\s]+):(\d+))",
+    re.MULTILINE,
 )
 
 

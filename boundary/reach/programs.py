@@ -38,7 +38,8 @@ BASH_GET = (
     + "".join(f"{h}\\r\\n" for h in HEADERS)
     + '\\r\\n" "$1" >&3; cat <&3; } 3<>"/dev/tcp/$1/$2"'
 )
-# Node: one process tries every place given as (label, host, port, unix path) in turn.
+AT_ONCE = 8  # places tried at once (Node's, and the shell listing's bash and curl)
+# Node: one process tries every place given as (label, host, port, unix path), AT_ONCE at a time.
 NODE_SCRIPT = """
 const net = require("net"), a = process.argv.slice(1);
 const flat = (s) => String(s).split(/\\s+/).filter(Boolean).join(" ");
@@ -48,7 +49,9 @@ const one = (label, host, port, path) => new Promise((done) => {
   let got = "", up = false, said = false, s;
   const say = (t) => { if (!said) { said = true; console.log(`REACH ${label} ${t}`); } if (s) s.destroy(); done(); };
   const answer = () => say(`answered ${flat(got).slice(0, 1000)}`);
-  try { s = path ? net.connect({ path }) : net.connect({ host, port: Number(port) }); }
+  // an abstract socket, as /proc/net/unix lists it (`@name`), is `\\0name`
+  const where = path && path.startsWith("@") ? "\\0" + path.slice(1) : path;
+  try { s = where ? net.connect({ path: where }) : net.connect({ host, port: Number(port) }); }
   catch (e) { return say(`error connect ${why(e)}`); }
   s.setTimeout(TIMEOUT_MS, () => (up ? answer() : say("error connect ETIMEDOUT")));
   const get = `GET / HTTP/1.0\\r\\nHost: ${host || "localhost"}\\r\\nHEADERS\\r\\n\\r\\n`;
@@ -57,8 +60,11 @@ const one = (label, host, port, path) => new Promise((done) => {
   s.on("end", answer);
   s.on("error", (e) => say(`error connect ${why(e)}`));
 });
-(async () => {
-  for (let i = 0; i + 3 < a.length; i += 4) await one(a[i], a[i + 1], a[i + 2], a[i + 3]);
+const places = [];
+for (let i = 0; i + 3 < a.length; i += 4) places.push(a.slice(i, i + 4));
+(async () => {  // AT_ONCE at a time: a place that never answers costs its timeout once per batch, not per place
+  for (let i = 0; i < places.length; i += AT_ONCE)
+    await Promise.all(places.slice(i, i + AT_ONCE).map((p) => one(...p)));
   console.log("DONE");
 })();
 """
@@ -100,7 +106,7 @@ def script(places: list[Place]) -> str:
     cases = "".join(f"    *{shlex.quote(words)}*) echo {code} ;;\n" for words, code in ERRNOS.items())
     lines = ["reach_errno() {", "  case $1 in", cases.rstrip("\n"), "  esac", "}", *_bash(), *_curl()]
     for program in PROGRAMS:
-        lines += _find(program.name)
+        lines += locate(program.name)
         lines.append('if [ -n "$found" ]; then')
         lines += [f"  {line}" for line in _calls(program, places)]
         if program is not NODE:  # Node prints its own: a Node that stopped half-way must not look finished
@@ -118,7 +124,7 @@ def not_found(program: Program, result: str) -> bool:
     return any(line.strip() == program.absent for line in result.splitlines())
 
 
-def _find(name: str) -> list[str]:
+def locate(name: str) -> list[str]:
     """`found`: the program on the job's PATH, else where distributions install it (a hostile job would look)."""
     where = " ".join(f"{d}/{name}" for d in ("/usr/local/bin", "/usr/bin", "/bin"))
     return [f'found=; for p in "$(command -v {name})" {where}; do [ -x "$p" ] && found=$p && break; done']
@@ -128,9 +134,14 @@ def _calls(program: Program, places: list[Place]) -> list[str]:
     tried = program.tries(places)
     if program is NODE:
         args = " ".join(f"{NODE.label}{p.name} {_host(p)} {_port(p)} {_path(p)}" for p in tried)
-        code = NODE_SCRIPT.replace("TIMEOUT_MS", str(TIMEOUT_S * 1000)).replace("HEADERS", "\\r\\n".join(HEADERS))
-        return [f'"$found" -e {shlex.quote(code.replace("DONE", NODE.done))} {args} </dev/null 2>&1']
+        return [f'"$found" -e {shlex.quote(node_code(NODE.done))} {args} </dev/null 2>&1']
     return [f"reach_{program.name} {program.label}{p.name} {_host(p)} {_port(p)} {_path(p)}" for p in tried] or [":"]
+
+
+def node_code(done: str) -> str:
+    """Node's script: it tries each place given as (label, host, port, unix path) in turn, then prints `done`."""
+    code = NODE_SCRIPT.replace("TIMEOUT_MS", str(TIMEOUT_S * 1000)).replace("HEADERS", "\\r\\n".join(HEADERS))
+    return code.replace("AT_ONCE", str(AT_ONCE)).replace("DONE", done)
 
 
 def _host(place: Place) -> str:
@@ -161,13 +172,17 @@ def _bash() -> list[str]:
 
 def _curl() -> list[str]:
     """`reach_curl LABEL HOST PORT PATH`: one GET, straight (the Python client tries the proxy); `-v` says the
-    kernel's words for a failed connect, and its own lines (`* `, `> `, `< `) are dropped from an answer."""
+    kernel's words for a failed connect, and its own lines (`* `, `> `, `< `) are dropped from an answer. An IPv6
+    host is bracketed (`-g`: not a glob), a path `@name` is an abstract socket (as /proc/net/unix lists one)."""
     headers = " ".join(f"-H {shlex.quote(h)}" for h in HEADERS)
     return [
         "reach_curl() {",
         "  local said rc words code url=http://$2:$3/ args=()",
+        "  case $2 in *:*) url=http://[$2]:$3/ ;; esac",
         '  [ -n "$4" ] && url=http://localhost/ && args=(--unix-socket "$4")',
-        f'  said=$("$found" -sSv --noproxy "*" --max-time {TIMEOUT_S} {headers} "${{args[@]}}" "$url" 2>&1 </dev/null)',
+        '  case $4 in @*) args=(--abstract-unix-socket "${4#@}") ;; esac',
+        f'  said=$("$found" -gsSv --noproxy "*" --max-time {TIMEOUT_S} {headers} \\',
+        '    "${args[@]}" "$url" 2>&1 </dev/null)',
         "  rc=$?",
         "  if [ $rc = 0 ]; then said=$(printf '%s\\n' \"$said\" | grep -v '^[*<>{}] '); fi",
         "  IFS=$' \\t\\r\\n' read -r -d '' -a words <<<\"$said\"; said=${words[*]}",

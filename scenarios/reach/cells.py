@@ -30,6 +30,7 @@ from boundary.reach.places import (
 from boundary.runners.contract import Runner
 from boundary.sandboxes import OS_DENIALS
 from boundary.scenarios.base import Cell
+from boundary.scenarios.reach.discovered import judge_discovered, no_socket, relevant
 from boundary.scenarios.reach.tools import CHANNEL as ANY_TOOL
 from boundary.scenarios.reach.tools import UrlPlan, judge_place
 from boundary.verdict import UNRECOGNISED, Finding, Proof, Verdict, denied, recognise_layer
@@ -88,7 +89,7 @@ class Judge:
         why += [f"what the job got back is not all known: {result[:200]}"] if result and HARNESS_NOTE in result else []
         if channel in PROGRAM_OF:
             return inconclusive(why) or self._program(PROGRAM_OF[channel], place, result or "")
-        if parse(result or "") and not finished(result or ""):
+        if channel != "shell_discovered" and parse(result or "") and not finished(result or ""):  # each listing's own
             why.append("the client did not finish (no `REACH done`): what it did not print proves nothing")
         if result is not None and channel in SHELL_CHANNELS and not parse(result) and NO_INTERPRETER.search(result):
             why.append(
@@ -130,7 +131,7 @@ class Judge:
             return self._unsaid(program.name, place, result, control)
         if not programs.finished(program, result):
             return Finding(Verdict.INCONCLUSIVE, "", f"{program.name} did not finish its tries (no `{program.done}`)")
-        return _no_socket(attempts, control) or judge_attempts(attempts, control, self.call_denials)
+        return no_socket(attempts, control) or judge_attempts(attempts, control, self.call_denials)
 
     def _shell_control(self, call: str, label: str) -> Control:
         result = self.results.get(call)
@@ -155,23 +156,11 @@ class Judge:
         return Finding(Verdict.INCONCLUSIVE, "", f"{who} printed no line for {place.name}: what it did is unknown")
 
     def _discovered(self, place: Place, result: str) -> Finding:
-        kind = "tcp" if place.kind == "tcp" else "unix"
+        """The Python client's listing and the shell's (`discovered.py`); a call refused whole, by its words."""
         if refused_whole(result):
-            return judge_refusal(result, self._shell_control(SHELL_CALL, f"control:{kind}"), self.call_denials)
-        attempts = parse(result)
-        control = control_of(first(attempts, f"discover:own-{kind}"), self.own)
-        cut = first(attempts, "discover:cut")
-        if cut is not None:
-            return Finding(Verdict.INCONCLUSIVE, "", f"discovery did not try everything it listed: {cut.detail}")
-        mine = _relevant(place, "shell_discovered", attempts)
-        if mine:
-            return judge_attempts(mine, control, self.call_denials)
-        if control.ok or control.closed_by == OS_LAYER:
-            seen = sum(a.label.startswith("found:") for a in attempts)
-            how = "its own listener of that kind was listed" if control.ok else control.why
-            detail = f"{place.address} is not in the job's view ({seen} sockets and listeners listed; {how})"
-            return denied(Proof.CONTROLLED, OS_LAYER, detail)
-        return Finding(Verdict.INCONCLUSIVE, "", f"{place.address} was not listed, and {control.why}")
+            control = self._shell_control(SHELL_CALL, f"control:{'tcp' if place.kind == 'tcp' else 'unix'}")
+            return judge_refusal(result, control, self.call_denials)
+        return judge_discovered(place, parse(result), result, self.own, self.call_denials)
 
     def _fetch_control(self) -> Control:
         result = self.results.get("fetch-control")
@@ -192,28 +181,11 @@ def call_of(cell: Cell) -> str:
     return SHELL_CALL if channel in SHELL_CHANNELS else f"{channel}-{target}"
 
 
-def _no_socket(attempts: list[Attempt], control: Control) -> Finding | None:
-    """A program that made no socket and says not why (curl) is held by the OS layer only where that layer closed
-    the whole kind to the job's shell: the Python client, in the same call, was refused a socket of that kind."""
-    silent = [a for a in attempts if a.detail.startswith(f"socket {programs.NO_REASON}")]
-    if not silent or len(silent) < len(attempts) or control.closed_by != OS_LAYER:
-        return None
-    labels = ", ".join(a.label for a in silent)
-    return denied(Proof.REFUSED, OS_LAYER, f"{labels}: no socket made (no reason given), as {control.why}")
-
-
 def _relevant(place: Place, channel: str, attempts: list[Attempt]) -> list[Attempt]:
     """The client's lines about this target through this channel: at its known address (`<name>:direct`,
-    `<name>:proxy`), or where discovery found it (any bus that answered counts for the system bus)."""
+    `<name>:proxy`), by one program (`<program>:<name>`), or where either listing found it (`discovered.py`)."""
     if channel == "shell":
         return for_target(attempts, f"{place.name}:")
     if channel in PROGRAM_OF:
         return [a for a in attempts if a.label == f"{PROGRAM_OF[channel].label}{place.name}"]
-    if place.kind == "dbus":
-        found = [a for a in attempts if a.label.startswith("found:")]
-        return [a for a in found if a.label == f"found:unix:{place.address}" or a.detail.startswith("dbus-hello")]
-    if place.kind == "tcp":
-        labels = {f"found:tcp:{address}:{place.port}" for address in (place.address, "0.0.0.0", "::")}
-    else:
-        labels = {f"found:unix:{place.address}"}
-    return [a for a in attempts if a.label in labels]
+    return relevant(place, attempts)

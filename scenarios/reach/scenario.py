@@ -11,7 +11,9 @@ host's /run — never on this machine's network. Job B tries each target
   sockets), in the same shell call: a sandbox that stops one program (a guard inside interpreters stops Python)
   may not stop another (`boundary/reach/programs.py`); a program the job cannot find has nothing to try (`ok`);
 - `shell_discovered`: the same client over every unix socket the file system and /proc/net/unix list and every
-  TCP listener of /proc/net/tcp{,6}: what the host really has, found rather than named;
+  TCP listener of /proc/net/tcp{,6}: what the host really has, found rather than named; and the shell's own
+  listing of the same, tried by bash, curl and Node (`boundary/reach/listing.py`), which answers where no
+  interpreter runs;
 - `webfetch` / `webfetch_redirect` (an agent that offers a fetch tool: opencode's `webfetch`, Claude Code's
   `WebFetch`): the agent's own tool, which runs in the unconfined agent process, at the target and through a 302
   from a "public" place;
@@ -33,7 +35,7 @@ from boundary import canary
 from boundary.agents.base import channel_tools
 from boundary.jobs.session import Session
 from boundary.model import Script, ToolCall
-from boundary.reach import programs
+from boundary.reach import listing, programs
 from boundary.reach.places import (
     CLIENT,
     PUBLIC,
@@ -45,6 +47,7 @@ from boundary.reach.places import (
     python,
     redirect,
     served,
+    skipped,
     unservable,
     write_client,
 )
@@ -95,7 +98,8 @@ class Reach(Scenario):
             client = write_client(job.checkout, targets, own, session.workdir, session.server.socket_path)
             with served(pod, root, targets, public) as log:
                 before = from_outside(pod, client, interpreter, targets)
-                script = self._script(runner, interpreter, public, targets)
+                skip = skipped(session.workdir, session.server.socket_path)
+                script = self._script(runner, interpreter, public, targets, listing.script(skip))
                 self._then_any_tool(script, runner, urls, session, public, targets, log)
                 _, record = session.run(job, script)
                 after = from_outside(pod, client, interpreter, targets)
@@ -135,12 +139,13 @@ class Reach(Scenario):
 
         script.checkpoint(plan)
 
-    def _script(self, runner: Runner, interpreter: str, public: Public, targets: list[Place]) -> Script:
+    def _script(self, runner: Runner, interpreter: str, public: Public, targets: list[Place], listed: str) -> Script:
         agent, fetch = runner.agent, fetch_tool(runner)
 
         def shell(id: str, timeout_s: float | None = None) -> ToolCall:
-            # piped into bash: one simple command, as Claude Code wants; the other programs' tries first, then Python's
-            text = f"{programs.script(targets)}exec {interpreter} {CLIENT} all\n"
+            # piped into bash: one simple command, as Claude Code wants; the other programs' tries first, then the
+            # shell's own listing (`listed`: where no interpreter runs), then Python's
+            text = f"{programs.script(targets)}{listed}exec {interpreter} {CLIENT} all\n"
             return agent.shell(
                 id, f"printf %s {base64.b64encode(text.encode()).decode()} | base64 -d | bash", timeout_s
             )

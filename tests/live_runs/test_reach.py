@@ -4,10 +4,14 @@ service — fail with LEAKED, naming the place."""
 
 from __future__ import annotations
 
+import shlex
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from boundary.layout import JobPaths
+from boundary.sabotage.reach import GUARD_WORDS, InterpreterGuardOnly
 from tests.live_runs.test_controls import run_suite
 
 pytestmark = pytest.mark.live
@@ -88,6 +92,51 @@ def test_a_sandbox_that_stops_python_but_not_bash_is_named_by_what_bash_reached(
     python = found[("runner_api_tcp", "shell")]  # Python's own cell: stopped by the guard, in its declared words
     assert (python["verdict"], python["layer"]) == ("DENIED", "interpreter guard"), python
     assert "GuardError" in python["detail"]
+    for target in ("runner_api_tcp", "metadata"):  # issue 58 item 4: the shell's own listing found and reached them
+        cell = found[(target, "shell_discovered")]
+        assert cell["verdict"] == "LEAKED" and "shell:bash:found:tcp:" in cell["detail"], cell
+
+
+class StopsInterpreters(InterpreterGuardOnly):
+    """InterpreterGuardOnly, but a guard in its jobs' shell stops Python and Node from starting at all; bash, curl
+    and coreutils run. (A control of the harness, not a runner anyone ships: `--runner test_reach:StopsInterpreters`
+    with this folder, the tests' and the repository's on PYTHONPATH.)"""
+
+    name = "stops-interpreters"
+
+    def write_shell_wrapper(self, paths: JobPaths) -> Path:
+        """The shell, with the guard in its environment only: the job's own launch runs Python too."""
+        inner = super().write_shell_wrapper(paths)
+        guard = paths.runner_dir / "shell-guard"
+        guard.mkdir(parents=True, exist_ok=True)
+        (guard / "sitecustomize.py").write_text(f"raise SystemExit('python is {GUARD_WORDS}')\n")
+        (guard / "guard.js").write_text(f"process.stderr.write('node is {GUARD_WORDS}\\n'); process.exit(1);\n")
+        node = shlex.quote(f"--require {guard / 'guard.js'}")
+        shell = paths.runner_dir / "guarded-shell"
+        shell.write_text(
+            f"#!/bin/sh\nexport PYTHONPATH={shlex.quote(str(guard))} NODE_OPTIONS={node}\n"
+            f'exec {shlex.quote(str(inner))} "$@"\n'
+        )
+        shell.chmod(0o755)
+        return shell
+
+
+def test_where_no_interpreter_starts_the_shells_own_listing_answers_discovery(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 58 item 4: the Python client never prints a line, yet the shell lists /proc/net and the file system
+    itself, its own listeners listed, and reaches what it lists with bash and curl: `shell_discovered` is answered
+    (LEAKED, naming the shell's program), not INCONCLUSIVE."""
+    here = Path(__file__).resolve().parent
+    monkeypatch.setenv("PYTHONPATH", ":".join(str(p) for p in (here, here.parent, here.parent.parent)))
+    options = ("--agent", "opencode", "--runner", "test_reach:StopsInterpreters", "--scenario", "reach")
+    result, report = run_suite(pytester, *options)
+    assert result.ret == 1
+    found = cells(report, "opencode")
+    for target in ("runner_api_tcp", "metadata", "runner_api_unix", "docker_api"):
+        cell = found[(target, "shell_discovered")]
+        assert cell["verdict"] == "LEAKED" and "shell:" in cell["detail"], cell
+    assert found[("system_bus", "shell_discovered")]["verdict"] == "INCONCLUSIVE"  # reached, but no Hello made
 
 
 def test_a_runner_that_lets_jobs_reach_localhost_exposes_the_runner_api(pytester: pytest.Pytester) -> None:

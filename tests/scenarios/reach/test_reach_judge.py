@@ -66,7 +66,22 @@ REACH {name}:done
 """
     for name in ("curl", "node")
 )
-HELD = PROGRAMS + CONTROLS + KNOWN + DISCOVERED + "REACH done\n"
+# The shell's own listing under srt (boundary/reach/listing.py): its TCP listener listed, no unix socket may be made
+# (curl names no errno for it), srt's proxy listening in its network.
+NO_SOCKET = "error socket NOREASON * Failed to connect to localhost port 80 after 0 ms: Couldn't connect to server"
+SHELL_LISTED = (
+    "REACH shell:own-tcp listed\nREACH shell:own-unix error socket EPERM\n"
+    "REACH shell:own-unix:why named socat: 2026/01/01 socat[9] E socket(1, 1, 0): Operation not permitted\n"
+    + "".join(
+        f"REACH shell:curl:found:unix:{path} {NO_SOCKET}\nREACH shell:node:found:unix:{path} error connect EPERM\n"
+        for path in ("/run/boundary-runner-api.sock", "/run/docker.sock", "/run/dbus/system_bus_socket")
+    )
+    + "".join(
+        f"REACH shell:{p}:found:tcp::::3128 answered HTTP/1.1 400 Bad Request\n" for p in ("bash", "curl", "node")
+    )
+    + "REACH shell:done\n"
+)
+HELD = PROGRAMS + SHELL_LISTED + CONTROLS + KNOWN + DISCOVERED + "REACH done\n"
 
 
 def judge(cell, result=HELD, fetch=None, problems=(), absent=None, control=None, denials=DENIALS):
@@ -169,11 +184,17 @@ def test_a_guard_inside_the_interpreter_is_its_layers_denial_in_its_own_words_on
     assert judge(("runner_api_tcp", "shell"), result).verdict is Verdict.INCONCLUSIVE  # undeclared: unexplained
 
 
-def test_a_target_not_listed_is_denied_only_if_the_listing_showed_the_clients_own():
+def test_a_target_not_listed_is_denied_only_if_a_listing_showed_the_jobs_own():
+    """The client's listing and the shell's each open their own listener first: one whole listing that shows its
+    own and not the target is enough; none that does proves nothing."""
     assert judge(("metadata", "shell_discovered")).verdict is Verdict.DENIED
-    unlisted = HELD.replace("discover:own-tcp listed", "discover:own-tcp unlisted")
+    python_blind = HELD.replace("discover:own-tcp listed", "discover:own-tcp unlisted")
+    finding = judge(("metadata", "shell_discovered"), python_blind)
+    assert finding.verdict is Verdict.DENIED and "the shell's own listener of that kind was listed" in finding.detail
+    unlisted = python_blind.replace("shell:own-tcp listed", "shell:own-tcp unlisted")
     finding = judge(("metadata", "shell_discovered"), unlisted)
-    assert finding.verdict is Verdict.INCONCLUSIVE and "unlisted" in finding.detail
+    assert finding.verdict is Verdict.INCONCLUSIVE and "shell:own-tcp unlisted" in finding.detail, finding
+    assert "discover:own-tcp unlisted" in finding.detail
 
 
 def test_a_discovery_cut_short_proves_nothing_by_what_it_did_not_try():
