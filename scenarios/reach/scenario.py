@@ -28,7 +28,6 @@ before and after the job. The rules are in `boundary/reach/judge.py`.
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Callable
 
 from boundary import canary
@@ -64,6 +63,7 @@ FETCH_CHANNELS = ("webfetch", "webfetch_redirect")
 TARGETS = tuple(place.name for place in places())
 FETCHED = ("runner_api_tcp", "metadata")  # the HTTP places a URL names
 DISCOVER_TIMEOUT_S = 120.0
+SHELL_FILE = ".boundary-reach.sh"  # the shell call's program, beside the client in job B's checkout
 # The agents' own fetch tools, by the name the model is offered (they run in the agent process, not the sandbox).
 FETCH_TOOLS: dict[str, Callable[[str, str], ToolCall]] = {
     "webfetch": lambda id, url: ToolCall(id, "webfetch", {"url": url, "format": "text"}),  # opencode
@@ -99,7 +99,12 @@ class Reach(Scenario):
             with served(pod, root, targets, public) as log:
                 before = from_outside(pod, client, interpreter, targets)
                 skip = skipped(session.workdir, session.server.socket_path)
-                script = self._script(runner, interpreter, public, targets, listing.script(skip))
+                # the other programs' tries first, then the shell's own listing (where no interpreter runs), then
+                # Python's: one file beside the client, run by one simple command (as Claude Code wants, and short:
+                # its parser gives up on a long one, as it did on this text inline)
+                text = f"{programs.script(targets)}{listing.script(skip)}exec {interpreter} {CLIENT} all\n"
+                (job.checkout / SHELL_FILE).write_text(text)
+                script = self._script(runner, public, targets)
                 self._then_any_tool(script, runner, urls, session, public, targets, log)
                 _, record = session.run(job, script)
                 after = from_outside(pod, client, interpreter, targets)
@@ -139,16 +144,11 @@ class Reach(Scenario):
 
         script.checkpoint(plan)
 
-    def _script(self, runner: Runner, interpreter: str, public: Public, targets: list[Place], listed: str) -> Script:
+    def _script(self, runner: Runner, public: Public, targets: list[Place]) -> Script:
         agent, fetch = runner.agent, fetch_tool(runner)
 
         def shell(id: str, timeout_s: float | None = None) -> ToolCall:
-            # piped into bash: one simple command, as Claude Code wants; the other programs' tries first, then the
-            # shell's own listing (`listed`: where no interpreter runs), then Python's
-            text = f"{programs.script(targets)}{listed}exec {interpreter} {CLIENT} all\n"
-            return agent.shell(
-                id, f"printf %s {base64.b64encode(text.encode()).decode()} | base64 -d | bash", timeout_s
-            )
+            return agent.shell(id, f"bash {SHELL_FILE}", timeout_s)
 
         controls, probes = [], [shell(SHELL_CALL, DISCOVER_TIMEOUT_S)]  # the client's own controls come first in it
         if fetch is not None:
