@@ -89,6 +89,6 @@ def test_a_shipped_file_that_does_not_decode_is_named() -> None:
 
 
 def test_a_text_file_that_starts_like_a_zlib_header_is_searched_as_text() -> None:
-    """A file of "x^2 + y^2" starts with a valid zlib header and inflates to nothing: no stream, so nothing is left unsearched
-    (the grep reads it as text) and no cell turns INCONCLUSIVE for it (the review of issue 56)."""
+    """A file of "x^2 + y^2" starts with a valid zlib header and inflates to nothing: no stream, so nothing is left
+    unsearched (the grep reads it as text) and no cell turns INCONCLUSIVE for it (the review of issue 56)."""
     assert inflate(b"x^2 + y^2 = z^2\n") == ("zlib", b"", None)
