@@ -76,7 +76,6 @@ def quick_start_script(prerequisites: list[str], main: str, test: str) -> str:
         "git clone -q /src /root/boundary && cd /root/boundary",
         *prerequisites,
         f"{main}",
-        f"{main}",  # a second run: what it costs once everything is there
         f"{test}",
     ]
     timed = [_timed(step) for step in steps]
