@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from boundary.jobs.nettrace import read_trace
 from boundary.results import NetworkUse
 from boundary.results.network import BRIDGE_PORT
 from boundary.runners.contract import Job, JobPaths
+from boundary.toolchain import tools
 
 STOCK_HOSTS = TESTS / "stock_etc/debian-hosts"
 
@@ -133,7 +135,9 @@ def test_a_real_resolvers_sort_stays_clean_beside_a_written_datagram(tmp_path: P
 def test_an_io_uring_cannot_be_set_up_and_node_still_runs(tmp_path: Path) -> None:
     """A ring would send out of the trace's sight: under the watch its setup fails (ENOSYS), and Node, whose libuv
     sets one up at start on this kind of host, falls back to plain calls and writes its file."""
-    node = "node -e \"require('fs').writeFile('from-node', 'y', e => { if (e) throw e })\""
+    # the Node the harness brings (the pinned wheel's): a fresh host has no other
+    script = "require('fs').writeFile('from-node', 'y', e => { if (e) throw e })"
+    node = f"{tools.node()} -e {shlex.quote(script)}"
     use, said = traced(tmp_path, "uring", setup=f"{node} && cat from-node && echo ' from node'")
     assert "io_uring_setup: Function not implemented" in said, said
     assert "y from node" in said, said
