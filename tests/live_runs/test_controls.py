@@ -48,12 +48,14 @@ CROSS_JOB = ("--agent", "opencode", "--scenario", "cross_job")  # one agent: the
 
 def test_reference_runner_passes(pytester: pytest.Pytester, tmp_path: Path) -> None:
     """Every scenario: every probe DENIED with a recognised layer, tools as expected, no network, every layer seen.
-    On a host with Ubuntu's stock /etc/hosts, not this machine's (test_host_variants.py has the others)."""
-    result, report = run_suite(pytester, "--host-etc", f"hosts={stock_hosts('ubuntu', tmp_path)}")
+    On a host with Ubuntu's stock /etc/hosts, not this machine's (test_host_variants.py has the others). opencode's
+    reference runner alone: the fresh-machine test runs the default run, every agent's, on a stock Debian root."""
+    hosts = f"hosts={stock_hosts('ubuntu', tmp_path)}"
+    result, report = run_suite(pytester, "--host-etc", hosts, "--agent", "opencode")
     assert result.ret == 0, result.stdout.str()[-3000:]
     names = {"cross_job", "cross_job_writes", "tamper", "hostile_repository", "sweep", "after_removal"}
     names |= {"reach", "escalation", "sessions"}
-    agents = ("opencode", "claude", "codex")  # the default: every agent's reference runner, side by side
+    agents = ("opencode",)
     assert set(report["scenarios"]) == {f"{agent}/{name}" for agent in agents for name in names}
     for part in report["scenarios"].values():
         assert {r["verdict"] for r in part["results"]} == {"DENIED"}
