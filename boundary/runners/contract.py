@@ -89,10 +89,11 @@ class Runner(Protocol):
 
 @runtime_checkable
 class VerbsOnHost(Protocol):
-    """A runner whose verbs can run on the host its jobs run on (a command runner's: a process of their own)."""
+    """A runner whose verbs can run on the host its jobs run on: a command, or a Python runner (runners/hosted.py)."""
 
     def run_verbs_in(self, enter: tuple[str, ...]) -> None:
-        """From now on, run each verb through `enter` (a command prefix that runs its argv inside the host)."""
+        """From now on, run each verb through `enter` (a command prefix that runs its argv inside the host); `()`:
+        on this machine again (the host is going)."""
 
 
 @runtime_checkable

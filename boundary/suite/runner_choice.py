@@ -14,6 +14,7 @@ import pytest
 from boundary.runners import AGENTS
 from boundary.runners.command import CommandRunner
 from boundary.runners.contract import LayersOff, Runner
+from boundary.runners.hosted import HostedRunner
 from boundary.runners.protocol import ProtocolError
 from boundary.suite.options import DEFAULT_RUNNER
 
@@ -52,7 +53,7 @@ def load_runner(spec: str, sandbox: str | None, agent: str | None) -> Callable[[
         raise pytest.UsageError(
             f"--runner {spec} runs {runner.agent.name} jobs, not {agent}: drop --agent, or give a runner of {agent}"
         )
-    return lambda: factory(**kwargs)
+    return lambda: HostedRunner(factory, kwargs)  # its verbs on the host its jobs run on, as a command's
 
 
 def load_command_runner(command: str, sandbox: str | None, agents: str | None) -> Callable[[], Runner]:

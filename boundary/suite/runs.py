@@ -24,7 +24,7 @@ from boundary.jobs.session import Session
 from boundary.model import ModelServer
 from boundary.report.offered import OfferedTools
 from boundary.report.record import RunRecord, ScenarioRecord
-from boundary.runners.contract import Runner
+from boundary.runners.contract import Runner, VerbsOnHost
 from boundary.scenarios import Scenario
 from boundary.scenarios.base import SECRET_CELL
 
@@ -107,6 +107,7 @@ class ScenarioRuns:
                 ModelServer(directory / "model.sock") as server,
                 self._booted(directory) as host,
             ):
+                _verbs_on(runner, host)
                 health = HostHealth(host, (*DEFAULT_UNITS, *self.units))
                 health.take("at baseline")
                 session = Session(
@@ -131,7 +132,11 @@ class ScenarioRuns:
                     record.verb_writes = [write.as_dict() for write in session.verb_writes]
                     record.host = _after_jobs(host, health)
                     offered = frozenset(t for job in record.jobs for t in job.offered_tools)
-                    record.offered = OfferedTools(runner.expected_tools(), offered, runner.forbidden_tools())
+                    try:
+                        record.offered = OfferedTools(runner.expected_tools(), offered, runner.forbidden_tools())
+                    finally:
+                        if isinstance(runner, VerbsOnHost):  # the host goes, and the runner's copy there with it
+                            runner.run_verbs_in(())
         except JobDidNotStart as error:  # one finding for the unit, in the runner's own words, not one per cell
             record.not_started = error.as_dict()
             record.errors.append(str(error))
@@ -171,6 +176,14 @@ class ScenarioRuns:
                 yield host
         finally:
             host.stop()
+
+
+def _verbs_on(runner: Runner, host: Host) -> None:
+    """The runner's verbs run on the host its jobs run on, where it can take them; a Python runner's copy there
+    starts before the host's baseline (it is no process a job left)."""
+    enter = host.enter_files()
+    if enter is not None and isinstance(runner, VerbsOnHost):
+        runner.run_verbs_in(tuple(enter))
 
 
 def _not_planted(record: ScenarioRecord, why: dict[str, str]) -> None:

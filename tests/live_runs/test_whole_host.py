@@ -19,6 +19,8 @@ import pytest
 from live import run_suite
 from paths import ROOT
 
+from boundary.sabotage.whole_host import AUDIT_LOG, KEY_FILE
+
 pytestmark = pytest.mark.live
 EXAMPLE = ROOT / "examples" / "runners" / "claude" / "runner.sh"
 
@@ -100,3 +102,33 @@ def test_runner_check_names_a_write_outside_state_and_leaves_none(tmp_path: Path
     assert done.returncode == 0, done.stdout + done.stderr  # a warning: writing there is not wrong in itself
     assert f"warn setup wrote outside STATE: {place}/env" in done.stdout
     assert not Path(place).exists()
+
+
+# -- a Python runner: its verbs run on the disposable host too (boundary.runners.hosted) -------------------------
+
+
+def test_a_python_runners_copy_of_a_removed_jobs_data_outside_state_is_found_and_read(
+    pytester: pytest.Pytester,
+) -> None:
+    runner = "boundary.sabotage.whole_host:CopiesJobsForAudit"
+    result, report = run_suite(pytester, "--runner", runner, "--scenario", "after_removal")
+    assert result.ret != 0, result.stdout.str()[-3000:]
+    found = {(r["target"], r["channel"]): r for r in report["scenarios"]["opencode/after_removal"]["results"]}
+    leaked = [r for r in found.values() if r["verdict"] == "LEAKED"]
+    assert leaked, found
+    assert all(str(AUDIT_LOG) in r["detail"] for r in leaked)
+    writes = report["scenarios"]["opencode/after_removal"]["verb_writes"]
+    assert writes and all(w["verb"] == "remove-job" and w["path"].startswith(str(AUDIT_LOG)) for w in writes)
+    assert not AUDIT_LOG.exists()  # its verbs wrote the namespace host's own root, gone with it
+
+
+def test_a_python_runners_second_copy_of_the_key_under_etc_is_found(pytester: pytest.Pytester) -> None:
+    runner = "boundary.sabotage.whole_host:KeyUnderEtc"
+    result, report = run_suite(pytester, "--runner", runner, "--scenario", "cross_job")
+    assert result.ret != 0, result.stdout.str()[-3000:]
+    results = report["scenarios"]["opencode/cross_job"]["results"]
+    secret = next(r for r in results if r["target"] == "runner_secret")
+    assert secret["verdict"] == "LEAKED" and str(KEY_FILE) in secret["detail"], secret
+    writes = report["scenarios"]["opencode/cross_job"]["verb_writes"]
+    assert [w["path"] for w in writes if w["verb"] == "setup"] == [str(KEY_FILE)]
+    assert not KEY_FILE.parent.exists()
