@@ -25,7 +25,7 @@ from boundary.report.view import verdict_line
 from boundary.runners import init as runner_init
 from boundary.runners.check import check_runner
 from boundary.runners.protocol import ProtocolError
-from boundary.suite.launch import layers_option, run_layers_each, run_suite
+from boundary.suite.launch import layers_option, run_help, run_layers_each, run_suite
 from boundary.toolchain import tools
 
 
@@ -270,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str]) -> int:
     if argv[:1] == ["run"]:
+        if {"-h", "--help"} & set(argv[1:]):
+            return run_help(argv[1:])
         options, layers = layers_option(argv[1:])
         if layers is None:
             return run_suite(options)

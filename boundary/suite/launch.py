@@ -38,6 +38,35 @@ def run_suite(options: list[str], base: Path | None = None) -> int:
     return subprocess.run(command, env=env).returncode
 
 
+BOUNDARY_GROUP = "live sandbox boundary tests:"  # options.add_options' group, as pytest's help heads it
+OWN_OPTIONS = """boundary run's own:
+  --layers each         then once more per claimed layer with every other one off
+  --shard I/N           this run is shard I of a CI matrix's N (its report records it)
+"""
+
+
+def run_help(options: list[str]) -> int:
+    """`boundary run --help`: boundary's options first, then pytest's (selection, output, workers) as pytest says
+    them; the suite's own options lie in pytest's help, ~180 lines down."""
+    command = [sys.executable, "-m", "pytest", *pytest_args(Path.cwd()), *options]
+    done = subprocess.run(command, capture_output=True, text=True)
+    print(boundary_first(done.stdout) if done.returncode == 0 else done.stdout + done.stderr, end="")
+    return done.returncode
+
+
+def boundary_first(text: str) -> str:
+    """pytest's help with boundary's group of options moved to the top, after `usage: boundary run [options]`."""
+    lines = text.splitlines(keepends=True)
+    start = next((at for at, line in enumerate(lines) if line.strip() == BOUNDARY_GROUP), None)
+    if start is None:
+        return text
+    end = next((at for at in range(start + 1, len(lines)) if lines[at][:1] not in (" ", "\n")), len(lines))
+    group, rest = lines[start:end], lines[:start] + lines[end:]
+    rest = [line for line in rest if not line.startswith("usage:")]
+    head = "usage: boundary run [options] (pytest's options below boundary's)\n\n"
+    return head + "".join(group).rstrip() + "\n\n" + OWN_OPTIONS + "\npytest's options:\n" + "".join(rest)
+
+
 def _shard_environment(shard: str | None) -> dict[str, str] | None:
     """The suite's environment with this run's place in a CI matrix, which its report records (None: as it is)."""
     if shard is None:

@@ -52,3 +52,15 @@ def test_layers_each_exits_with_the_full_runs_status_when_its_reader_has_gone(st
     full.write_text(json.dumps({"run": {"denials": {"opencode": {"OS sandbox": ["EPERM"], "runner plugin": ["g"]}}}}))
     assert to_a_reader_gone([sys.executable, "-c", RUN_EACH_LAYER, str(full), str(status)]) == status
     assert "runner plugin" in json.loads(full.read_text())["depth"]["layers"], "a layer's run was cut off"
+
+
+def test_run_help_leads_with_boundarys_own_options_then_pytests() -> None:
+    """`boundary run --help` shows the suite's options first: in pytest's own help they come ~180 lines down."""
+    done = subprocess.run([sys.executable, "-m", "boundary.cli", "run", "--help"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("usage: boundary run")
+    assert "--runner-cmd=COMMAND" in "\n".join(lines[:15])
+    own, pytests = lines.index("boundary run's own:"), lines.index("pytest's options:")
+    assert own < pytests and any("-k EXPRESSION" in line for line in lines[pytests:])
+    assert sum(line.strip() == "live sandbox boundary tests:" for line in lines) == 1  # moved, not repeated
