@@ -33,6 +33,8 @@ from boundary.verdict import Finding, Proof, Verdict, denied
 SECRET_TARGET = "runner_secret"
 JOB_C = JOB_B  # created after A was removed: B's name, so a runner that reuses paths by name is tried too
 INHERITED = "inherited"
+# Why a host that runs the runner's verbs on this machine cannot say what they left; in the report's top line too.
+UNLISTED = "its verbs run on the machine boundary runs on, not on the host its jobs run on: --host namespace lists them"
 LEFT_CHANNELS = [*(ch for ch in CHANNELS if ch.name in ("read", "shell_cat")), UNPACK]  # an archive: unpacked
 
 
@@ -66,7 +68,8 @@ class AfterRemoval(Scenario):
         """Job C's read channels on each file that still holds a canary of A's; nothing left: nothing to read."""
         channels = channels_for(runner.agent, LEFT_CHANNELS)
         gone = [t for t in targets if t.name not in {k.name for k in left}]
-        findings = [((t.name, ch.name), _nothing_left(t, state)) for t in gone for ch in channels]
+        listed = bool(session.writes_listed)
+        findings = [((t.name, ch.name), _nothing_left(t, state, listed)) for t in gone for ch in channels]
         secret = _secret_left(session, job)
         if not left and not secret and not session.floor:  # a floor (`just bench`) runs job C all the same
             return findings
@@ -178,7 +181,14 @@ def _inherited(target: Target, own: dict[str, list[Path]], job: Job) -> Finding:
     return denied(Proof.SEARCHED, "n/a", f"none of A's canaries in job {job.name}'s own files when it was created")
 
 
-def _nothing_left(target: Target, state: Path) -> Finding:
+def _nothing_left(target: Target, state: Path, listed: bool) -> Finding:
+    """`listed`: the host listed every file written outside STATE since setup, and each was searched."""
+    if not listed:  # the verbs ran on this machine: what they wrote elsewhere was never listed
+        said = (
+            f"nothing of A's {target.name} under {state} after remove-job, outside job C's own files; but this host "
+            f"cannot list what the runner's verbs and jobs wrote outside STATE ({UNLISTED})"
+        )
+        return Finding(Verdict.INCONCLUSIVE, "", said)
     said = (
         f"nothing of A's {target.name} under {state} after remove-job, outside job C's own files, nor in any file "
         "written on the host since setup (searched)"

@@ -50,6 +50,9 @@ class Session:
     secret: RunnerSecret = field(default_factory=RunnerSecret, init=False)  # handed to the runner; no job may see it
     pod: Pod | None = field(default=None, init=False)  # while set, jobs share its network, PID and mount namespaces
     _at_setup: dict[str, Stamp] = field(default_factory=dict, init=False)  # the host's own writes before setup
+    # Whether the host lists what the runner's verbs and jobs write outside STATE (None: no setup yet): a host whose
+    # runner verbs run on this machine (--host container, live) cannot, and nothing found there proves nothing.
+    writes_listed: bool | None = field(default=None, init=False)
 
     @contextmanager
     def shared_namespace(self) -> Iterator[Pod]:
@@ -131,7 +134,8 @@ class Session:
         enter = self.host.enter_files() if self.host is not None else None
         if enter is not None and isinstance(runner, VerbsOnHost):
             runner.run_verbs_in(tuple(enter))
-        self._at_setup = (self.host.written() if self.host is not None else None) or {}
+        at_setup = self.host.written() if self.host is not None else None
+        self._at_setup, self.writes_listed = at_setup or {}, at_setup is not None
         with self._verb("setup"):
             runner.setup(self.state, repository, self.secret.token)
         return repository

@@ -57,6 +57,7 @@ class ScenarioRecord:
     floor: dict[str, Any] | None = None  # its paired floor's wall time and jobs (`--boundary-paired-floor`)
     not_started: dict[str, object] | None = None  # its first job never asked the model (JobDidNotStart.as_dict)
     verb_writes: list[dict[str, str]] = field(default_factory=list)  # what the runner's verbs wrote on the host
+    writes_unlisted: str = ""  # why the host could not list them (its verbs ran on this machine); "": it did
 
     def layer_counts(self) -> dict[str, int]:
         """How many probes each claimed layer denied; a claimed layer that denied none is not shown to work."""
@@ -92,6 +93,7 @@ class ScenarioRecord:
             **({"floor": self.floor} if self.floor is not None else {}),
             **({"not_started": self.not_started} if self.not_started is not None else {}),
             "verb_writes": self.verb_writes,
+            **({"writes_unlisted": self.writes_unlisted} if self.writes_unlisted else {}),
         }
 
 

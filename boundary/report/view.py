@@ -187,7 +187,8 @@ def verb_write_lines(report: Report) -> list[str]:
     for scenario in scenarios_of(report).values():
         for write in scenario.get("verb_writes") or []:
             by_verb.setdefault(str(write["verb"]), {})[str(write["path"])] = str(write["how"])
-    lines = []
+    unlisted = {str(s["writes_unlisted"]) for s in scenarios_of(report).values() if s.get("writes_unlisted")}
+    lines = [f"not listed: what the runner's verbs wrote outside STATE ({said})" for said in sorted(unlisted)]
     for verb, paths in by_verb.items():
         shown = ", ".join(
             f"{path}{' (removed)' if how == 'removed' else ''}" for path, how in list(paths.items())[:SHOWN_WRITES]

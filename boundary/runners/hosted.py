@@ -15,6 +15,7 @@ import contextlib
 import os
 import pickle
 import select
+import signal
 import struct
 import subprocess
 import sys
@@ -26,13 +27,15 @@ from typing import IO, Any
 
 from boundary.runners.command import TIMEOUT_S
 from boundary.runners.contract import Job, Runner
+from boundary.runners.fields import ProtocolError
 
 _LENGTH = struct.Struct(">Q")
 OTHER_CALL_S = 30.0  # a call that is no verb of the protocol (account_db, credentials, …)
 
 
-class HostedRunnerError(RuntimeError):
-    """The server of a hosted runner could not be started, did not answer in time, or died."""
+class HostedRunnerError(Exception):
+    """The server of a hosted runner could not be started, did not answer in time, or died. No RuntimeError: what
+    catches a runner's own "not set up yet" must not take a dead copy for one."""
 
 
 class HostedRunner:
@@ -43,6 +46,7 @@ class HostedRunner:
         self._factory, self._kwargs = factory, kwargs
         self._off: frozenset[str] = frozenset()
         self._server: _Server | None = None
+        self._state: Path | None = None
 
     def __getattr__(self, name: str) -> Any:
         """What describes the runner (name, agent, sandbox, denials, network_watch, …): the local copy's."""
@@ -66,19 +70,32 @@ class HostedRunner:
 
     # -- the contract: each verb where the runner's jobs run ------------------------------------------------------
     def setup(self, state: Path, repository: Path, secret: str) -> None:
+        self._state = state
         self._call("setup", state, repository, secret)
 
     def account_db(self) -> Path | None:
-        return self._call("account_db")  # type: ignore[no-any-return]
+        database: Path | None = self._call("account_db")
+        self._inside("setup", "account_db", database)
+        return database
 
     def account_dir(self) -> Path | None:
-        return self._call("account_dir")  # type: ignore[no-any-return]
+        directory: Path | None = self._call("account_dir")
+        self._inside("setup", "account_dir", directory)
+        return directory
 
     def credentials(self) -> list[Path]:
-        return self._call("credentials")  # type: ignore[no-any-return]
+        files: list[Path] = self._call("credentials")
+        for at, path in enumerate(files):
+            self._inside("setup", f"credentials[{at}]", path)
+        return files
 
     def create_job(self, name: str, model_url: str) -> Job:
-        return self._call("create_job", name, model_url)  # type: ignore[no-any-return]
+        job: Job = self._call("create_job", name, model_url)
+        places = {"checkout": job.paths.checkout, "data": job.paths.data, "runner_files": job.paths.private}
+        places |= {"tmp": job.paths.scratch} | {f"files[{at}]": path for at, path in enumerate(job.files)}
+        for key, path in places.items():
+            self._inside("create-job", key, path)
+        return job
 
     def remove_job(self, job: Job) -> None:
         self._call("remove_job", job)
@@ -92,9 +109,18 @@ class HostedRunner:
     def turn_off(self, layers: frozenset[str]) -> None:
         """`--layers each`: on the local copy, on the one in the host if any, and on every copy built later."""
         self.inner.turn_off(layers)  # type: ignore[attr-defined]
-        self._off |= layers
+        self._off = layers
         if self._server is not None:
             self._server.call("turn_off", (layers,), OTHER_CALL_S)
+
+    def _inside(self, verb: str, key: str, path: Path | None) -> None:
+        """A ProtocolError, as a command's answer gets, unless `path` lies under STATE (or is None, or no host is
+        entered): the harness reads and plants there from this machine, where only STATE is the host's own."""
+        if path is None or self._server is None or self._state is None:
+            return
+        if not Path(os.path.normpath(path)).is_relative_to(os.path.normpath(self._state)):
+            said = f"expected a path inside the state directory {self._state}, got {path}"
+            raise ProtocolError(f"runner {verb}: field {key!r}: {said}")
 
     def _call(self, method: str, *args: Any) -> Any:
         if self._server is None:
@@ -114,7 +140,8 @@ class _Server:
         # nsenter leaves a command in the host's `/`: the verbs run in this directory, as a command runner's do
         argv = [*enter, "env", f"--chdir={os.getcwd()}", sys.executable, "-m", "boundary.runners.hosted"]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # the runner's module too
-        process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        # a session of its own: a verb that hangs is stopped with everything the copy started (nsenter's child too)
+        process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, start_new_session=True)
         server = cls(process, argv, enter)
         with contextlib.suppress(BrokenPipeError):  # it died already: what it said is read below
             pickle_to(server._input, build)
@@ -131,6 +158,10 @@ class _Server:
         return self.process.stdin
 
     def call(self, method: str, args: tuple[Any, ...], timeout_s: float) -> Any:
+        if self._input.closed:
+            raise HostedRunnerError(
+                f"runner {method}: the runner's copy inside the host was stopped after an earlier call"
+            )
         try:
             pickle_to(self._input, (method, args))
         except BrokenPipeError:
@@ -172,7 +203,8 @@ class _Server:
         try:
             self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
-            self.process.kill()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
 
 

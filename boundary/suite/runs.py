@@ -26,6 +26,7 @@ from boundary.report.offered import OfferedTools
 from boundary.report.record import RunRecord, ScenarioRecord
 from boundary.runners.contract import Runner, VerbsOnHost
 from boundary.scenarios import Scenario
+from boundary.scenarios.after_removal import UNLISTED
 from boundary.scenarios.base import SECRET_CELL
 
 HOST_SEARCH_LOCK = Path(tempfile.gettempdir()) / ".boundary-host-search.lock"  # one host search at a time
@@ -130,6 +131,8 @@ class ScenarioRuns:
                 finally:
                     record.jobs = session.jobs
                     record.verb_writes = [write.as_dict() for write in session.verb_writes]
+                    if session.writes_listed is False:
+                        record.writes_unlisted = f"--host {host.name}: {UNLISTED}"
                     record.host = _after_jobs(host, health)
                     offered = frozenset(t for job in record.jobs for t in job.offered_tools)
                     try:

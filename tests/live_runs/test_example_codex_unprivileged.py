@@ -57,9 +57,10 @@ def verdicts(report: dict[str, Any], channel: str, scenario: str = "cross_job") 
 
 @live
 def test_runner_passes_every_codex_scenario_with_the_os_user_layer(pytester: pytest.Pytester) -> None:
-    """On a systemd container host: every probe DENIED, the host unharmed though each job adds its user, and in
-    cross_job the OS user refuses job A's checkout while codex's sandbox hides A's sessions and the account."""
-    result, report = run_suite(pytester, RUNNER, "--host", "container")
+    """On the namespace host, where its verbs run too: every probe DENIED, the host unharmed though each job adds its
+    user, and in cross_job the OS user refuses job A's checkout while codex's sandbox hides A's sessions and the
+    account. (On --host container its verbs run on this machine: after_removal cannot list what they left.)"""
+    result, report = run_suite(pytester, RUNNER)
     assert result.ret == 0, result.stdout.str()[-3000:]
     names = {"cross_job", "cross_job_writes", "tamper", "hostile_repository", "sweep", "after_removal"}
     names |= {"reach", "escalation", "sessions"}

@@ -398,3 +398,13 @@ def test_a_unit_that_did_not_run_fails_the_run_with_one_reason_each() -> None:
         "opencode/cross_job: did not run",
         "opencode/tamper: did not run",
     ]
+
+
+def test_a_host_that_did_not_list_the_verbs_writes_says_so_at_the_top_of_every_rendering() -> None:
+    """Issue 55: on --host container the runner's verbs run on this machine; nothing they wrote outside STATE was
+    listed or searched, and each rendering says so before any cell."""
+    report = make_report()
+    cross(report)["writes_unlisted"] = "--host container: its verbs run on the machine boundary runs on"
+    said = "verbs wrote outside STATE (--host container: its verbs run on the machine"
+    assert any(said in line and line.startswith("not listed") for line in summary_lines(report)[:4])
+    assert said in to_markdown(report) and said in to_html(report)

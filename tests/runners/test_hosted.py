@@ -10,6 +10,7 @@ from typing import ClassVar
 
 import pytest
 
+from boundary.runners.fields import ProtocolError
 from boundary.runners.hosted import HostedRunner, HostedRunnerError, _Server
 
 HERE = ("env",)  # an enter prefix that runs the server on this machine
@@ -34,7 +35,7 @@ class Recorder:
         return self.state
 
     def credentials(self) -> list[Path]:
-        return [Path(f"/proc/{os.getpid()}")]  # where the verb ran
+        return [(self.state or Path("/")) / str(os.getpid())]  # where the verb ran
 
     def expected_tools(self) -> frozenset[str]:
         return frozenset({"bash"}) - self.off
@@ -43,7 +44,10 @@ class Recorder:
         raise KeyError("no such tool list here")
 
     def turn_off(self, layers: frozenset[str]) -> None:
-        self.off |= layers
+        self.off = layers
+
+    def account_dir(self) -> Path | None:
+        return Path("/srv/runner/account")  # outside STATE: the harness would read this machine's, not the host's
 
     def sleep(self, seconds: float) -> None:
         time.sleep(seconds)
@@ -62,12 +66,12 @@ def test_verbs_run_in_the_servers_copy_which_keeps_its_state_between_calls() -> 
     try:
         runner.setup(Path("/state"), Path("/repo"), "secret")
         assert runner.account_db() == Path("/state")
-        assert runner.credentials() != [Path(f"/proc/{os.getpid()}")]  # another process ran it
+        assert runner.credentials() != [Path(f"/state/{os.getpid()}")]  # another process ran it
         assert runner.inner.state is None  # the local copy describes; it ran no verb
         assert runner.name == "recorder" and runner.denials == Recorder.denials
     finally:
         runner.run_verbs_in(())
-    assert runner.credentials() == [Path(f"/proc/{os.getpid()}")]  # back in this process
+    assert runner.credentials() == [Path(f"/{os.getpid()}")]  # back in this process (a fresh copy)
 
 
 def test_a_verbs_exception_comes_back_as_itself_with_where_it_was_raised() -> None:
@@ -106,6 +110,31 @@ def test_a_verb_that_hangs_is_stopped_at_its_time_and_named() -> None:
         server.call("sleep", (30,), timeout_s=1)
     assert time.monotonic() - began < 10
     assert server.process.poll() is not None
+    with pytest.raises(HostedRunnerError, match="stopped after an earlier call"):
+        server.call("expected_tools", (), timeout_s=1)
+
+
+def test_a_place_outside_state_in_an_answer_is_refused_as_a_commands_would_be() -> None:
+    runner = hosted()
+    runner.run_verbs_in(HERE)
+    try:
+        runner.setup(Path("/state"), Path("/repo"), "secret")
+        with pytest.raises(ProtocolError, match=r"'account_dir'.*inside the state directory /state, got /srv/runner"):
+            runner.account_dir()
+        assert runner.account_db() == Path("/state")
+    finally:
+        runner.run_verbs_in(())
+
+
+def test_the_layers_turned_off_last_are_the_ones_a_new_copy_gets() -> None:
+    runner = hosted()
+    runner.turn_off(frozenset({"bash"}))
+    runner.turn_off(frozenset())
+    runner.run_verbs_in(HERE)
+    try:
+        assert runner.expected_tools() == {"bash"}
+    finally:
+        runner.run_verbs_in(())
 
 
 def test_a_copy_that_dies_is_named_not_waited_for() -> None:

@@ -40,8 +40,15 @@ def test_a_canary_in_job_cs_own_files_is_leaked_naming_them() -> None:
 
 
 def test_nothing_left_says_what_was_searched() -> None:
-    said = _nothing_left(SAVED, Path("/s"))
+    said = _nothing_left(SAVED, Path("/s"), listed=True)
     assert said.verdict is Verdict.DENIED and "nothing of A's saved_output under /s after remove-job" in said.detail
+
+
+def test_nothing_left_where_the_host_lists_no_write_outside_state_proves_nothing() -> None:
+    """Issue 55: on --host container or live the runner's verbs run on this machine, and nothing lists what they
+    wrote outside STATE (an archive under /var/log): "nothing left" was DENIED without having looked there."""
+    said = _nothing_left(SAVED, Path("/s"), listed=False)
+    assert said.verdict is Verdict.INCONCLUSIVE and "--host namespace lists them" in said.detail
 
 
 def test_a_canary_in_a_compressed_archive_is_found(tmp_path: Path) -> None:
@@ -68,6 +75,6 @@ def test_nothing_found_where_a_file_could_not_be_read_is_inconclusive(tmp_path: 
     unread: list[str] = []
     assert _holders_in([(broken, broken)], [SAVED], unread) == {}
     assert len(unread) == 1 and "job-a.zip: a zip archive it could not unpack" in unread[0]
-    said = _unproven(_nothing_left(SAVED, tmp_path), unread)
+    said = _unproven(_nothing_left(SAVED, tmp_path, listed=True), unread)
     assert said.verdict is Verdict.INCONCLUSIVE and "could not search to the end" in said.detail
-    assert _unproven(_nothing_left(SAVED, tmp_path), []).verdict is Verdict.DENIED
+    assert _unproven(_nothing_left(SAVED, tmp_path, listed=True), []).verdict is Verdict.DENIED
