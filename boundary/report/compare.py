@@ -28,6 +28,7 @@ from boundary.report.passrule import (
 from boundary.report.passrule import worst_result_by_cell as cells_of
 from boundary.report.record import load
 from boundary.text import excerpt
+from boundary.verdict import Proof
 
 FAIL_ON = (WEAKER,)  # what `--fail-on` takes
 # The order a call meets the layers where a runner's report does not say (its `describe` lists its own in that
@@ -36,6 +37,9 @@ CALL_ORDER = ("agent permission", "runner plugin", "OS sandbox")
 # What a DENIED cell names where no layer was seen refusing (nothing found; planted code never ran): a cell a layer
 # denied that now names one of these has lost the only evidence of its defence, whatever the reason.
 NO_LAYER = ("n/a", "not run")
+# What a DENIED rests on (verdict.Proof): an attack made, or none (nothing found to aim at, a search from outside).
+ATTACKED = frozenset({Proof.REFUSED, Proof.ENDED_REFUSAL, Proof.ELSEWHERE, Proof.CONFINED, Proof.CONTROLLED})
+NOT_ATTACKED = frozenset({Proof.NOTHING_TO_AIM, Proof.SEARCHED})
 
 
 @dataclass(frozen=True)
@@ -120,7 +124,7 @@ def _cell_change(before: Result, after: Result, order: tuple[str, ...]) -> tuple
         return None if before.get("verdict") == after.get("verdict") else (MOVED, "another failure")
     old, new = str(before.get("layer")), str(after.get("layer"))
     if old == new:
-        return None
+        return _proof_change(before, after)
     if new in NO_LAYER and old not in NO_LAYER:
         return WEAKER, f"lost {old}: no layer seen denying it now ({new})"
     if old in order and new in order:
@@ -128,6 +132,17 @@ def _cell_change(before: Result, after: Result, order: tuple[str, ...]) -> tuple
             return WEAKER, f"lost {old}: only {new} denied it"
         return STRONGER, f"gained {new}: it denies before {old}"
     return MOVED, "another layer denied it"
+
+
+def _proof_change(before: Result, after: Result) -> tuple[str, str] | None:
+    """A DENIED cell whose layer stayed, by what it rests on: an attack made and refused or come to nothing, then
+    no attack at all (nothing to aim at, a search that found nothing) is weaker; reports without proofs: unchanged."""
+    was, now = before.get("proof"), after.get("proof")
+    if was is None or now is None or was == now:
+        return None
+    if was in ATTACKED and now in NOT_ATTACKED:
+        return WEAKER, f"no attack was made now: {now} (it was {was})"
+    return MOVED, f"it rests on {now} now (it was {was})"
 
 
 def _denied(result: Result) -> bool:

@@ -159,3 +159,17 @@ def test_the_verdict_line_of_a_pass_says_what_got_weaker(tmp_path: Path) -> None
     failed = subprocess.run([*argv, "--fail-on", "weaker"], capture_output=True, text=True, timeout=60)
     assert failed.returncode == 1 and failed.stdout.startswith("FAIL — weaker than the base: ")
     assert failed.stdout.count(change) == 1, failed.stdout
+
+
+def test_a_denied_cell_that_rests_on_no_attack_now_is_weaker() -> None:
+    """Same layer, same verdict: an attack that was made and came to nothing (`controlled`), now none made at all
+    (`nothing_to_aim`: nothing found to aim at), is weaker; a refusal that now ended the job merely moved."""
+    base, head = _reports()
+    _cell(base, "saved_output", "job_output")["proof"] = "controlled"
+    _cell(head, "saved_output", "job_output")["proof"] = "nothing_to_aim"
+    _cell(base, "saved_output", "read")["proof"] = "refused"
+    _cell(head, "saved_output", "read")["proof"] = "ended_refusal"
+    assert _changes(base, head) == [
+        ("weaker", "saved_output via job_output", "no attack was made now: nothing_to_aim (it was controlled)"),
+        ("moved", "saved_output via read", "it rests on ended_refusal now (it was refused)"),
+    ]
