@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from live import no_host_search, run_suite, stock_hosts
+from live import no_host_search, run_suite
 
 from boundary.agents.opencode import ASK_REJECTED
 from boundary.host.health import CHECKS
@@ -44,26 +44,6 @@ def verdicts(report: dict[str, Any], channel: str, name: str = "cross_job") -> d
 
 
 CROSS_JOB = ("--agent", "opencode", "--scenario", "cross_job")  # one agent: the default runs all three
-
-
-def test_reference_runner_passes(pytester: pytest.Pytester, tmp_path: Path) -> None:
-    """Every scenario: every probe DENIED with a recognised layer, tools as expected, no network, every layer seen.
-    On a host with Ubuntu's stock /etc/hosts, not this machine's (test_host_variants.py has the others). opencode's
-    reference runner alone: the fresh-machine test runs the default run, every agent's, on a stock Debian root."""
-    hosts = f"hosts={stock_hosts('ubuntu', tmp_path)}"
-    result, report = run_suite(pytester, "--host-etc", hosts, "--agent", "opencode")
-    assert result.ret == 0, result.stdout.str()[-3000:]
-    names = {"cross_job", "cross_job_writes", "tamper", "hostile_repository", "sweep", "after_removal"}
-    names |= {"reach", "escalation", "sessions"}
-    agents = ("opencode",)
-    assert set(report["scenarios"]) == {f"{agent}/{name}" for agent in agents for name in names}
-    for part in report["scenarios"].values():
-        assert {r["verdict"] for r in part["results"]} == {"DENIED"}
-        assert part["offered_tools"]["passed"]
-        assert all(job["network"]["clean"] for job in part["jobs"])
-        assert all(state["ok"] for state in part["host"]["checks"].values())
-    assert all(count > 0 for agent in agents for count in report["scenarios"][f"{agent}/cross_job"]["layers"].values())
-    result.stdout.fnmatch_lines(["*RESULT: PASS*"])
 
 
 def test_yesterdays_runner_is_tampered_leaks_and_executes(pytester: pytest.Pytester) -> None:

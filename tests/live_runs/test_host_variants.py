@@ -2,9 +2,9 @@
 hosts have, and with IPv6 off (each put into the namespace host by `--host-etc`/`--host-ipv6`, never on this machine).
 
 `reach` is the scenario whose jobs look names up (srt's proxy settings name `localhost`; its probes try `localhost`
-and `::1`): with a stock Debian file it once failed the network check for opencode and Claude Code. The default run
-passes under Ubuntu's file (test_controls.py, beside this one) and, in the README's quick start, under a clean
-Debian root's own.
+and `::1`): with a stock Debian file it once failed the network check for opencode and Claude Code. The whole default
+run, every agent's, passes in the README's quick start under a clean Debian root's own file (test_fresh_machine.py:
+its pass rule holds every cell DENIED with proof, every job's network clean, the host healthy, every layer seen).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ pytestmark = pytest.mark.live
 
 @pytest.mark.parametrize(
     ("hosts", "ipv6"),
-    [("debian", "on"), ("ipv4-only", "on"), ("debian", "off")],
-    ids=["debian", "no-ipv6-line", "ipv6-off"],
+    [("debian", "on"), ("ubuntu", "on"), ("ipv4-only", "on"), ("debian", "off")],
+    ids=["debian", "ubuntu", "no-ipv6-line", "ipv6-off"],
 )
 def test_reach_passes_for_every_agent_whatever_the_hosts_file(
     pytester: pytest.Pytester, tmp_path: Path, hosts: str, ipv6: str
