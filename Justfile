@@ -24,7 +24,7 @@ runner-check command *args:
 # sweep beside it had to walk and read all of it (it ran out of time on a busy 2-core host).
 test *args:
     @bash scripts/setup.sh --dev
-    if [ $# -gt 0 ]; then {{python}} -m pytest tests -n 2 "$@"; else {{python}} -m pytest tests -n 2 -m "not whole_root" && {{python}} -m pytest tests -m whole_root; fi
+    if [ $# -gt 0 ]; then {{python}} -m pytest tests -n 2 "$@"; else {{python}} -m pytest tests -n 2 -m "not whole_root" --durations=30 && {{python}} -m pytest tests -m whole_root; fi
 
 # What this host can run, and exactly why not (e.g. `just doctor --sandbox passthrough`, `--json`).
 doctor *args: (setup-for args)
