@@ -135,7 +135,8 @@ class Session:
         if enter is not None and isinstance(runner, VerbsOnHost):
             runner.run_verbs_in(tuple(enter))
         at_setup = self.host.written() if self.host is not None else None
-        self._at_setup, self.writes_listed = at_setup or {}, at_setup is not None
+        verbs_here = enter is not None and not isinstance(runner, VerbsOnHost)  # they wrote this machine, unlisted
+        self._at_setup, self.writes_listed = at_setup or {}, at_setup is not None and not verbs_here
         with self._verb("setup"):
             runner.setup(self.state, repository, self.secret.token)
         return repository
